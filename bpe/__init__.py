@@ -1,0 +1,51 @@
+"""bpe: byte-level BPE tokenizers with a typed Cython core.
+
+Train tokenizers, encode with ids identical to tiktoken (bundled ``r50k_base``/``gpt2``,
+``p50k_base``, ``cl100k_base``, ``o200k_base``, no download ever), decode, save and load::
+
+    import bpe
+    enc = bpe.get_encoding("o200k_base")
+    ids = enc.encode("hello world")
+    tok = bpe.Tokenizer.train(texts, vocab_size=4096)
+
+``bpe.backend`` says whether the compiled core ("cython") or the pure-Python reference
+("python", also forced by ``BPE_PURE_PYTHON=1``) is in use.
+"""
+
+from . import _backend
+from .errors import (
+    BPEError,
+    DisallowedSpecialTokenError,
+    PatternError,
+    TokenizerFileError,
+    TrainingError,
+    UnknownEncodingError,
+)
+from .patterns import NAMED_PATTERNS
+from . import tiktoken_files
+from .registry import get_encoding, list_encodings, sample_path
+from .tokenizer import Tokenizer
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BPEError",
+    "DisallowedSpecialTokenError",
+    "NAMED_PATTERNS",
+    "PatternError",
+    "TokenizerFileError",
+    "Tokenizer",
+    "TrainingError",
+    "UnknownEncodingError",
+    "backend",
+    "get_encoding",
+    "list_encodings",
+    "sample_path",
+    "tiktoken_files",
+]
+
+
+def __getattr__(name: str):
+    if name == "backend":
+        return _backend.active().name
+    raise AttributeError(f"module 'bpe' has no attribute {name!r}")

@@ -1,0 +1,36 @@
+# Shared C types of the compiled core, and the token table that both the encoder
+# (bpe/_core.pyx) and the trainer (bpe/_train.pyx) use.
+#
+# Token ids are 32-bit ranks (tok_t).  A TokenTable maps token bytes <-> id: the bytes of all
+# tokens live in one growable blob, `off`/`length` index it by id, and an open-addressing hash
+# (`slots`, linear probing, power-of-two size, load <= 1/2) finds the id of a byte string.
+# Tokens added with hashed=False (special tokens) can be decoded but are never found by
+# tt_find, so BPE can never produce them.
+#
+# Memory: raw malloc/realloc only (callable without the GIL); tt_free releases everything.
+
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+
+ctypedef int32_t tok_t
+
+cdef enum:
+    NO_TOKEN = -1
+    NO_RANK = 0x7FFFFFFF
+
+ctypedef struct TokenTable:
+    uint8_t* blob
+    Py_ssize_t blob_len
+    Py_ssize_t blob_cap
+    Py_ssize_t* off
+    int32_t* length
+    Py_ssize_t n_ids
+    Py_ssize_t id_cap
+    tok_t* slots
+    Py_ssize_t n_slots
+    Py_ssize_t n_keys
+
+cdef int tt_init(TokenTable* t) except -1 nogil
+cdef void tt_free(TokenTable* t) noexcept nogil
+cdef int tt_add(TokenTable* t, tok_t token, const uint8_t* data, Py_ssize_t n, bint hashed) except -1 nogil
+cdef tok_t tt_find(const TokenTable* t, const uint8_t* data, Py_ssize_t n) noexcept nogil
+cdef uint64_t hash_bytes(const uint8_t* data, Py_ssize_t n) noexcept nogil

@@ -1,0 +1,146 @@
+"""Pure-Python reference backend: rank-priority BPE encoding and greedy BPE training.
+
+This is the readable version of what ``bpe._core`` (encoding) and ``bpe._train`` (training)
+do in Cython.  It is used when the compiled extension is missing or when the environment
+variable ``BPE_PURE_PYTHON=1`` is set, and the test suite runs against both backends to prove
+they agree id for id and merge for merge.  It favours clarity over speed: encoding scans for the
+best pair on every step and training recounts all pairs on every merge.
+
+It does not split text into pre-tokens, handle special-token policy or read files; that is the
+job of the pure-Python modules around it (``patterns``, ``special``, ``tokenizer``).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+NO_RANK = 2**31 - 1
+
+
+class Encoder:
+    """Holds the rank table (token bytes -> id) and the decoder (id -> token bytes).
+
+    ``mergeable_ranks`` are the tokens BPE may produce; their rank is their id and a lower
+    rank merges first.  ``special_tokens`` (bytes -> id) can only be decoded, never produced
+    by merging.
+    """
+
+    def __init__(self, mergeable_ranks: dict[bytes, int], special_tokens: dict[bytes, int]):
+        self._ranks = dict(mergeable_ranks)
+        self._decoder: dict[int, bytes] = {rank: token for token, rank in self._ranks.items()}
+        for token, token_id in special_tokens.items():
+            self._decoder[token_id] = token
+        missing = [b for b in range(256) if bytes([b]) not in self._ranks]
+        if missing:
+            raise ValueError(
+                f"mergeable_ranks lacks {len(missing)} single-byte tokens (first: {bytes([missing[0]])!r}); "
+                "a byte-level BPE needs a rank for each of the 256 bytes"
+            )
+
+    def encode_pieces(self, pieces: list[str]) -> list[int]:
+        """Encode each pre-token (raises ``UnicodeEncodeError`` on lone surrogates)."""
+        out: list[int] = []
+        for piece in pieces:
+            out.extend(self.encode_piece_bytes(piece.encode("utf-8")))
+        return out
+
+    def encode_piece_bytes(self, piece: bytes, max_rank: int = -1) -> list[int]:
+        """BPE-encode one pre-token given as bytes.
+
+        The whole piece is emitted directly when it is a token.  Otherwise, starting from
+        single bytes, the adjacent pair whose concatenation has the lowest rank is merged,
+        the leftmost one among equals, until no adjacent pair is a token.  With
+        ``max_rank >= 0`` only tokens of rank below ``max_rank`` may be formed (used to
+        recover the merge that made a token).
+        """
+        ranks = self._ranks
+        if max_rank < 0:
+            whole = ranks.get(piece)
+            if whole is not None:
+                return [whole]
+            limit = NO_RANK
+        else:
+            limit = max_rank
+        bounds = list(range(len(piece) + 1))  # part i is piece[bounds[i]:bounds[i + 1]]
+        while len(bounds) > 2:
+            best_rank, best_i = limit, -1
+            for i in range(len(bounds) - 2):
+                rank = ranks.get(piece[bounds[i] : bounds[i + 2]], NO_RANK)
+                if rank < best_rank:
+                    best_rank, best_i = rank, i
+            if best_i < 0:
+                break
+            del bounds[best_i + 1]
+        return [ranks[piece[bounds[i] : bounds[i + 1]]] for i in range(len(bounds) - 1)]
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        ids = list(ids)
+        for i in ids:
+            _check_id(i)
+        decoder = self._decoder
+        try:
+            return b"".join([decoder[i] for i in ids])
+        except KeyError as exc:
+            raise KeyError(_unknown_id_message(exc.args[0])) from None
+
+    def token_bytes(self, token: int) -> bytes:
+        _check_id(token)
+        try:
+            return self._decoder[token]
+        except KeyError:
+            raise KeyError(_unknown_id_message(token)) from None
+
+
+def _check_id(token: object) -> None:
+    if not isinstance(token, int):
+        raise TypeError(f"token ids must be ints, got {type(token).__name__}: {token!r}")
+
+
+def _unknown_id_message(token: object) -> str:
+    return f"token id {token!r} is not in the vocabulary of this tokenizer"
+
+
+def train_merges(
+    words: list[bytes], counts: list[int], n_new_tokens: int, min_frequency: int
+) -> list[tuple[int, int, int]]:
+    """Learn BPE merges greedily from unique pre-tokens and their counts.
+
+    Symbols start as bytes with ids 0..255.  Each step counts every adjacent pair of symbols
+    over all words (weighted by the word's count, overlapping pairs counted each time), takes
+    the most frequent pair, breaking ties by the smaller left id and then the smaller right id,
+    and replaces its occurrences left to right.  The merged symbol gets a new id (256, 257, ...)
+    unless its bytes already are a token (two different pairs can spell the same bytes), in
+    which case that token's id is reused and no new token is counted.  Training stops after
+    ``n_new_tokens`` new tokens, when no pair is left, or when the best count is below
+    ``min_frequency``.  Returns ``(left_id, right_id, merged_id)`` per merge, in order.
+    """
+    seqs = [list(w) for w in words]
+    vocab: dict[bytes, int] = {bytes([b]): b for b in range(256)}
+    id_bytes: list[bytes] = [bytes([b]) for b in range(256)]
+    merges: list[tuple[int, int, int]] = []
+    new_tokens = 0
+    while new_tokens < n_new_tokens:
+        stats: dict[tuple[int, int], int] = {}
+        for seq, count in zip(seqs, counts):
+            for pair in zip(seq, seq[1:]):
+                stats[pair] = stats.get(pair, 0) + count
+        if not stats:
+            break
+        (a, b), best = min(stats.items(), key=lambda kv: (-kv[1], kv[0]))
+        if best < min_frequency:
+            break
+        merged = id_bytes[a] + id_bytes[b]
+        c = vocab.get(merged)
+        if c is None:
+            c = len(id_bytes)
+            vocab[merged] = c
+            id_bytes.append(merged)
+            new_tokens += 1
+        merges.append((a, b, c))
+        for seq in seqs:
+            i = 0
+            while i < len(seq) - 1:
+                if seq[i] == a and seq[i + 1] == b:
+                    seq[i : i + 2] = [c]
+                i += 1
+    return merges

@@ -1,0 +1,437 @@
+"""Compiled BPE trainer: greedy merges with incremental pair counts and a lazy max-heap.
+
+Input is the table of unique pre-tokens (bytes) with their counts; output is the list of
+merges ``(left_id, right_id, merged_id)`` in order.  It produces exactly what
+``bpe._reference.train_merges`` produces (the test suite checks this), only without
+recounting: see that function for the rules, repeated here briefly.
+
+* Symbols start as bytes, ids 0..255.  Every merge takes the most frequent adjacent pair,
+  counting overlapping pairs and weighting each word by its count.
+* Tie-break, deterministic on every platform and run: higher count first, then the smaller
+  left id, then the smaller right id.
+* The merged symbol gets the next new id unless its bytes are already a token (two pairs can
+  spell the same bytes), in which case that id is reused and no new token is counted.
+* Occurrences are replaced left to right (so ``a a a`` with pair ``(a, a)`` becomes ``aa a``).
+
+Data layout
+-----------
+All words live in one flat symbol array with ``prev``/``next`` links (-1 at word ends); a
+merge keeps the left position and unlinks the right one (its symbol becomes -1).  Every pair
+has a 64-bit count and a list of positions where it was seen; a list may hold stale entries,
+which are checked (and skipped) when the pair is merged.  After each merge every pair whose
+count changed is pushed again with its new count; a popped entry whose count is not the
+pair's current count is stale and dropped (lazy invalidation).
+
+Cost: one merge costs O(occurrences of the pair + log heap); the whole run is about
+O(total symbols * log) instead of O(merges * total symbols) for a recount.  The loop runs
+without the GIL.  It does not read text or split it; ``bpe.training`` does that.
+"""
+
+# cython: language_level=3
+
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc, qsort, realloc
+from libc.string cimport memcpy
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+
+from bpe._core cimport NO_TOKEN, TokenTable, tok_t, tt_add, tt_find, tt_free, tt_init
+
+
+ctypedef struct PosList:
+    Py_ssize_t* data
+    Py_ssize_t len
+    Py_ssize_t cap
+
+ctypedef struct HeapEntry:
+    int64_t count
+    int32_t a
+    int32_t b
+    int32_t pair
+
+
+cdef int _no_memory() except -1 nogil:
+    with gil:
+        raise MemoryError("bpe: out of memory during training")
+
+
+cdef inline bint _better(const HeapEntry* x, const HeapEntry* y) noexcept nogil:
+    # the merge order: higher count, then smaller left id, then smaller right id
+    if x.count != y.count:
+        return x.count > y.count
+    if x.a != y.a:
+        return x.a < y.a
+    return x.b < y.b
+
+
+cdef inline uint64_t _mix(uint64_t k) noexcept nogil:
+    k ^= k >> 33
+    k *= 0xff51afd7ed558ccdULL
+    k ^= k >> 33
+    k *= 0xc4ceb9fe1a85ec53ULL
+    k ^= k >> 33
+    return k
+
+
+cdef int _cmp_pos(const void* x, const void* y) noexcept nogil:
+    cdef Py_ssize_t u = (<const Py_ssize_t*>x)[0]
+    cdef Py_ssize_t v = (<const Py_ssize_t*>y)[0]
+    return (u > v) - (u < v)
+
+
+cdef int _grow(void** ptr, Py_ssize_t* cap, Py_ssize_t need, size_t item) except -1 nogil:
+    """Make room for ``need`` items of size ``item`` in ``*ptr`` (doubling)."""
+    if need <= cap[0]:
+        return 0
+    cdef Py_ssize_t new_cap = cap[0] * 2 if cap[0] > 0 else 16
+    while new_cap < need:
+        new_cap *= 2
+    cdef void* p = realloc(ptr[0], new_cap * item)
+    if p == NULL:
+        return _no_memory()
+    ptr[0] = p
+    cap[0] = new_cap
+    return 0
+
+
+cdef class _Trainer:
+    # words, flattened
+    cdef int32_t* sym
+    cdef Py_ssize_t* nxt
+    cdef Py_ssize_t* prv
+    cdef int32_t* wid
+    cdef int64_t* wcount
+    cdef Py_ssize_t n_pos
+    # pairs: map (a, b) -> pair index, and per-pair arrays
+    cdef uint64_t* map_keys
+    cdef int32_t* map_vals
+    cdef Py_ssize_t map_slots
+    cdef int32_t* pa
+    cdef int32_t* pb
+    cdef int64_t* pcount
+    cdef int64_t* pstamp
+    cdef PosList* occ
+    cdef Py_ssize_t n_pairs
+    cdef Py_ssize_t pair_cap
+    # heap and bookkeeping
+    cdef HeapEntry* heap
+    cdef Py_ssize_t heap_len
+    cdef Py_ssize_t heap_cap
+    cdef int32_t* touched
+    cdef Py_ssize_t n_touched
+    cdef Py_ssize_t touched_cap
+    cdef int64_t step
+    cdef TokenTable tokens
+    cdef int32_t* merges
+    cdef Py_ssize_t n_merges
+    cdef Py_ssize_t merges_cap
+
+    def __cinit__(self):
+        tt_init(&self.tokens)
+
+    def __dealloc__(self):
+        cdef Py_ssize_t i
+        free(self.sym)
+        free(self.nxt)
+        free(self.prv)
+        free(self.wid)
+        free(self.wcount)
+        free(self.map_keys)
+        free(self.map_vals)
+        free(self.pa)
+        free(self.pb)
+        free(self.pcount)
+        free(self.pstamp)
+        if self.occ != NULL:
+            for i in range(self.n_pairs):
+                free(self.occ[i].data)
+        free(self.occ)
+        free(self.heap)
+        free(self.touched)
+        free(self.merges)
+        tt_free(&self.tokens)
+
+    # ---- pairs ---------------------------------------------------------------------------
+
+    cdef int _map_resize(self, Py_ssize_t slots) except -1 nogil:
+        cdef uint64_t* keys = <uint64_t*>malloc(slots * sizeof(uint64_t))
+        cdef int32_t* vals = <int32_t*>malloc(slots * sizeof(int32_t))
+        cdef Py_ssize_t i, j, mask = slots - 1
+        if keys == NULL or vals == NULL:
+            free(keys)
+            free(vals)
+            return _no_memory()
+        for i in range(slots):
+            vals[i] = -1
+        for i in range(self.map_slots):
+            if self.map_vals[i] >= 0:
+                j = <Py_ssize_t>(_mix(self.map_keys[i]) & <uint64_t>mask)
+                while vals[j] >= 0:
+                    j = (j + 1) & mask
+                keys[j] = self.map_keys[i]
+                vals[j] = self.map_vals[i]
+        free(self.map_keys)
+        free(self.map_vals)
+        self.map_keys = keys
+        self.map_vals = vals
+        self.map_slots = slots
+        return 0
+
+    cdef int32_t _pair(self, int32_t a, int32_t b) except -1 nogil:
+        """Index of pair (a, b), created with count 0 if new."""
+        cdef uint64_t key = (<uint64_t><uint32_t>a << 32) | <uint32_t>b
+        cdef Py_ssize_t mask = self.map_slots - 1
+        cdef Py_ssize_t j = <Py_ssize_t>(_mix(key) & <uint64_t>mask)
+        cdef int32_t p
+        while self.map_vals[j] >= 0:
+            if self.map_keys[j] == key:
+                return self.map_vals[j]
+            j = (j + 1) & mask
+        p = <int32_t>self.n_pairs
+        if p == 0x7FFFFFFF:
+            with gil:
+                raise OverflowError("bpe: more than 2**31 distinct pairs")
+        if p >= self.pair_cap:
+            self._grow_pairs(p + 1)
+        self.pa[p] = a
+        self.pb[p] = b
+        self.pcount[p] = 0
+        self.pstamp[p] = -1
+        self.occ[p].data = NULL
+        self.occ[p].len = 0
+        self.occ[p].cap = 0
+        self.n_pairs += 1
+        self.map_keys[j] = key
+        self.map_vals[j] = p
+        if 2 * self.n_pairs > self.map_slots:
+            self._map_resize(self.map_slots * 2)
+        return p
+
+    cdef int _grow_pairs(self, Py_ssize_t need) except -1 nogil:
+        cdef Py_ssize_t cap = self.pair_cap * 2 if self.pair_cap > 0 else 1024
+        while cap < need:
+            cap *= 2
+        cdef void* p
+        p = realloc(self.pa, cap * sizeof(int32_t))
+        if p == NULL:
+            return _no_memory()
+        self.pa = <int32_t*>p
+        p = realloc(self.pb, cap * sizeof(int32_t))
+        if p == NULL:
+            return _no_memory()
+        self.pb = <int32_t*>p
+        p = realloc(self.pcount, cap * sizeof(int64_t))
+        if p == NULL:
+            return _no_memory()
+        self.pcount = <int64_t*>p
+        p = realloc(self.pstamp, cap * sizeof(int64_t))
+        if p == NULL:
+            return _no_memory()
+        self.pstamp = <int64_t*>p
+        p = realloc(self.occ, cap * sizeof(PosList))
+        if p == NULL:
+            return _no_memory()
+        self.occ = <PosList*>p
+        self.pair_cap = cap
+        return 0
+
+    cdef int _count(self, int32_t a, int32_t b, int64_t delta, Py_ssize_t pos) except -1 nogil:
+        """Add ``delta`` to pair (a, b); with ``pos >= 0`` also record an occurrence there."""
+        cdef int32_t p = self._pair(a, b)
+        cdef PosList* lst
+        self.pcount[p] += delta
+        if self.pstamp[p] != self.step:
+            self.pstamp[p] = self.step
+            _grow(<void**>&self.touched, &self.touched_cap, self.n_touched + 1, sizeof(int32_t))
+            self.touched[self.n_touched] = p
+            self.n_touched += 1
+        if pos >= 0:
+            lst = &self.occ[p]
+            _grow(<void**>&lst.data, &lst.cap, lst.len + 1, sizeof(Py_ssize_t))
+            lst.data[lst.len] = pos
+            lst.len += 1
+        return 0
+
+    # ---- heap ----------------------------------------------------------------------------
+
+    cdef int _push(self, int32_t p) except -1 nogil:
+        _grow(<void**>&self.heap, &self.heap_cap, self.heap_len + 1, sizeof(HeapEntry))
+        cdef Py_ssize_t i = self.heap_len, parent
+        cdef HeapEntry e
+        e.count = self.pcount[p]
+        e.a = self.pa[p]
+        e.b = self.pb[p]
+        e.pair = p
+        self.heap_len += 1
+        while i > 0:
+            parent = (i - 1) >> 1
+            if not _better(&e, &self.heap[parent]):
+                break
+            self.heap[i] = self.heap[parent]
+            i = parent
+        self.heap[i] = e
+        return 0
+
+    cdef HeapEntry _pop(self) noexcept nogil:
+        cdef HeapEntry top = self.heap[0]
+        cdef HeapEntry last
+        cdef Py_ssize_t i = 0, child, n
+        self.heap_len -= 1
+        n = self.heap_len
+        if n > 0:
+            last = self.heap[n]
+            while True:
+                child = 2 * i + 1
+                if child >= n:
+                    break
+                if child + 1 < n and _better(&self.heap[child + 1], &self.heap[child]):
+                    child += 1
+                if not _better(&self.heap[child], &last):
+                    break
+                self.heap[i] = self.heap[child]
+                i = child
+            self.heap[i] = last
+        return top
+
+    # ---- setup and the merge loop ----------------------------------------------------------
+
+    cdef int _load(self, list words, list counts) except -1:
+        cdef Py_ssize_t n_words = len(words), total = 0, i, j, base, n
+        cdef bytes w
+        cdef const uint8_t* data
+        for i in range(n_words):
+            w = words[i]
+            total += PyBytes_GET_SIZE(w)
+        self.n_pos = total
+        self.sym = <int32_t*>malloc((total + 1) * sizeof(int32_t))
+        self.nxt = <Py_ssize_t*>malloc((total + 1) * sizeof(Py_ssize_t))
+        self.prv = <Py_ssize_t*>malloc((total + 1) * sizeof(Py_ssize_t))
+        self.wid = <int32_t*>malloc((total + 1) * sizeof(int32_t))
+        self.wcount = <int64_t*>malloc((n_words + 1) * sizeof(int64_t))
+        if self.sym == NULL or self.nxt == NULL or self.prv == NULL or self.wid == NULL or self.wcount == NULL:
+            raise MemoryError()
+        base = 0
+        for i in range(n_words):
+            w = words[i]
+            self.wcount[i] = counts[i]
+            n = PyBytes_GET_SIZE(w)
+            data = <const uint8_t*>PyBytes_AS_STRING(w)
+            for j in range(n):
+                self.sym[base + j] = data[j]
+                self.wid[base + j] = <int32_t>i
+                self.prv[base + j] = base + j - 1 if j > 0 else -1
+                self.nxt[base + j] = base + j + 1 if j + 1 < n else -1
+            base += n
+        cdef uint8_t one
+        for i in range(256):
+            one = <uint8_t>i
+            tt_add(&self.tokens, <tok_t>i, &one, 1, True)
+        self._map_resize(1024)
+        return 0
+
+    cdef int _run(self, Py_ssize_t n_new, int64_t min_frequency) except -1 nogil:
+        cdef Py_ssize_t i, k, pos, q, left, right, n_occ
+        cdef Py_ssize_t made = 0, la, lb
+        cdef int32_t a, b, c, next_id = 256
+        cdef int64_t w
+        cdef HeapEntry e
+        cdef Py_ssize_t* positions
+        cdef uint8_t* buf = NULL
+        cdef Py_ssize_t buf_cap = 0
+        # initial counts
+        self.step = 0
+        for pos in range(self.n_pos):
+            q = self.nxt[pos]
+            if q >= 0:
+                self._count(self.sym[pos], self.sym[q], self.wcount[self.wid[pos]], pos)
+        for k in range(self.n_touched):
+            self._push(self.touched[k])
+        try:
+            while made < n_new:
+                # best valid pair
+                e.count = 0
+                while self.heap_len > 0:
+                    e = self._pop()
+                    if e.count > 0 and self.pcount[e.pair] == e.count:
+                        break
+                    e.count = 0
+                if e.count == 0 or e.count < min_frequency:
+                    break
+                a = e.a
+                b = e.b
+                # the merged token: an existing one with the same bytes, or a new id
+                la = self.tokens.length[a]
+                lb = self.tokens.length[b]
+                _grow(<void**>&buf, &buf_cap, la + lb, 1)
+                memcpy(buf, self.tokens.blob + self.tokens.off[a], la)
+                memcpy(buf + la, self.tokens.blob + self.tokens.off[b], lb)
+                c = tt_find(&self.tokens, buf, la + lb)
+                if c == NO_TOKEN:
+                    c = next_id
+                    next_id += 1
+                    tt_add(&self.tokens, c, buf, la + lb, True)
+                    made += 1
+                _grow(<void**>&self.merges, &self.merges_cap, 3 * (self.n_merges + 1), sizeof(int32_t))
+                self.merges[3 * self.n_merges] = a
+                self.merges[3 * self.n_merges + 1] = b
+                self.merges[3 * self.n_merges + 2] = c
+                self.n_merges += 1
+                # replace the occurrences, left to right
+                self.step += 1
+                self.n_touched = 0
+                positions = self.occ[e.pair].data
+                n_occ = self.occ[e.pair].len
+                self.occ[e.pair].data = NULL
+                self.occ[e.pair].len = 0
+                self.occ[e.pair].cap = 0
+                if a == b:
+                    qsort(positions, n_occ, sizeof(Py_ssize_t), _cmp_pos)
+                try:
+                    for k in range(n_occ):
+                        pos = positions[k]
+                        if self.sym[pos] != a:
+                            continue
+                        q = self.nxt[pos]
+                        if q < 0 or self.sym[q] != b:
+                            continue
+                        w = self.wcount[self.wid[pos]]
+                        left = self.prv[pos]
+                        right = self.nxt[q]
+                        if left >= 0:
+                            self._count(self.sym[left], a, -w, -1)
+                        if right >= 0:
+                            self._count(b, self.sym[right], -w, -1)
+                        self._count(a, b, -w, -1)
+                        self.sym[pos] = c
+                        self.sym[q] = -1
+                        self.nxt[pos] = right
+                        if right >= 0:
+                            self.prv[right] = pos
+                        if left >= 0:
+                            self._count(self.sym[left], c, w, left)
+                        if right >= 0:
+                            self._count(c, self.sym[right], w, pos)
+                finally:
+                    free(positions)
+                for k in range(self.n_touched):
+                    if self.pcount[self.touched[k]] > 0:
+                        self._push(self.touched[k])
+        finally:
+            free(buf)
+        return 0
+
+
+def train_merges(list words, list counts, Py_ssize_t n_new_tokens, int64_t min_frequency):
+    """Learn merges from unique pre-tokens ``words`` (bytes) with ``counts``.
+
+    Returns ``[(left_id, right_id, merged_id), ...]`` in merge order; stops after
+    ``n_new_tokens`` new tokens, when no pair is left, or when the best count is below
+    ``min_frequency``.  Same result as ``bpe._reference.train_merges``.
+    """
+    if len(words) != len(counts):
+        raise ValueError("words and counts must have the same length")
+    cdef _Trainer t = _Trainer()
+    t._load(words, counts)
+    with nogil:
+        t._run(n_new_tokens, min_frequency)
+    return [(t.merges[3 * i], t.merges[3 * i + 1], t.merges[3 * i + 2]) for i in range(t.n_merges)]

@@ -1,0 +1,58 @@
+"""Exception types of ``bpe`` and the messages they carry.
+
+Every error a user can trigger with bad input is one of these (or a plain ``KeyError`` /
+``TypeError`` where Python conventions call for it).  Each message says what was wrong and
+what to pass instead.  This module raises nothing by itself.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+
+class BPEError(Exception):
+    """Base class of the errors raised by ``bpe``."""
+
+
+class PatternError(BPEError, ValueError):
+    """A ``pattern=`` argument is not a known name, ``None`` or a valid regex."""
+
+
+class TrainingError(BPEError, ValueError):
+    """Training arguments or input cannot produce a tokenizer."""
+
+
+class UnknownEncodingError(BPEError, ValueError):
+    """``get_encoding`` was asked for an encoding that is not bundled."""
+
+    def __init__(self, name: object, known: list[str]):
+        super().__init__(
+            f"unknown encoding {name!r}; bundled encodings are {', '.join(known)} "
+            f"(to load another .tiktoken file use bpe.Tokenizer.from_tiktoken(path, pattern=...))"
+        )
+
+
+class DisallowedSpecialTokenError(BPEError, ValueError):
+    """The text to encode contains a special token that the caller did not allow."""
+
+    def __init__(self, token: str):
+        self.token = token
+        super().__init__(
+            f"Encountered text corresponding to disallowed special token {token!r}.\n"
+            f"If you want this text to be encoded as a special token, pass it to "
+            f"`allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
+            f"If you want this text to be encoded as normal text, disable the check for this "
+            f"token by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
+            f"To disable this check for all special tokens, pass `disallowed_special=()`.\n"
+        )
+
+
+class TokenizerFileError(BPEError, ValueError):
+    """A saved tokenizer (or a ``.tiktoken`` rank file) is corrupted or of the wrong kind."""
+
+    def __init__(self, path: object, problem: str, line: Optional[int] = None):
+        self.path = path
+        self.line = line
+        self.problem = problem
+        where = f"{path}: line {line}" if line is not None else f"{path}"
+        super().__init__(f"{where}: {problem}")

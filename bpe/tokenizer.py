@@ -1,0 +1,368 @@
+"""The public ``Tokenizer`` class: the whole pipeline behind a tiktoken-compatible surface.
+
+Encoding runs: special-token policy (``bpe.special``) -> Unicode normalization (optional) ->
+pre-tokenization (``bpe.patterns``) -> rank-priority BPE of each pre-token (the backend's
+``Encoder``) -> ids.  Decoding maps ids back to bytes.  The class also trains
+(``Tokenizer.train``, via ``bpe.training``), loads tiktoken rank files, and saves/loads its own
+file format (``bpe.fileformat``).
+
+It holds no mutable state after construction, so one tokenizer can be shared by any number of
+threads; it pickles cheaply (a bundled encoding pickles as its name).
+"""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from concurrent.futures import ThreadPoolExecutor
+from typing import AbstractSet, Collection, Iterable, Literal, Optional, Sequence, Union
+
+from . import _backend, patterns, special, training
+from .errors import TokenizerFileError, TrainingError
+from .fileformat import NORMALIZATIONS, TokenizerSpec, dumps, loads
+from .tiktoken_files import load_tiktoken_ranks
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class Tokenizer:
+    """A byte-level BPE tokenizer.
+
+    Build one with :meth:`train`, :meth:`from_tiktoken`, :meth:`load` or
+    :func:`bpe.get_encoding`, or directly from a rank table::
+
+        Tokenizer(mergeable_ranks, pattern="cl100k_base", special_tokens={"<|endoftext|>": 100257})
+
+    ``mergeable_ranks`` maps token bytes to rank (= id; lower merges first) and must contain all
+    256 single bytes.  ``pattern`` is a pattern name, ``None`` (no pre-tokenization) or a regex.
+    """
+
+    def __init__(
+        self,
+        mergeable_ranks: dict[bytes, int],
+        *,
+        pattern: Union[str, None, object],
+        special_tokens: Optional[dict[str, int]] = None,
+        name: Optional[str] = None,
+        normalization: Optional[str] = None,
+        explicit_n_vocab: Optional[int] = None,
+        merges: Optional[Sequence[tuple[int, int]]] = None,
+    ):
+        if not isinstance(mergeable_ranks, dict):
+            raise TypeError(f"mergeable_ranks must be a dict of bytes -> int, got {type(mergeable_ranks).__name__}")
+        for token, rank in mergeable_ranks.items():
+            if not isinstance(token, bytes) or not isinstance(rank, int) or rank < 0:
+                raise TypeError(
+                    f"mergeable_ranks must map bytes to non-negative int ranks; got {token!r}: {rank!r}"
+                )
+        specials = dict(special_tokens or {})
+        for tok, tid in specials.items():
+            if not isinstance(tok, str) or not tok or not isinstance(tid, int) or tid < 0:
+                raise TypeError(f"special_tokens must map non-empty str to non-negative int ids; got {tok!r}: {tid!r}")
+        rank_ids = set(mergeable_ranks.values())
+        if len(rank_ids) != len(mergeable_ranks):
+            raise ValueError("two mergeable tokens have the same rank; every token needs its own rank (= id)")
+        clash = sorted(tid for tid in specials.values() if tid in rank_ids)
+        if clash:
+            raise ValueError(
+                f"special token id {clash[0]} is also the rank of a mergeable token; give special tokens ids "
+                f"that no mergeable token uses (e.g. from {max(rank_ids, default=-1) + 1} on)"
+            )
+        if len(set(specials.values())) != len(specials):
+            raise ValueError("two special tokens have the same id; give each its own id")
+        if normalization is not None and normalization not in NORMALIZATIONS:
+            raise ValueError(f"normalization must be one of {NORMALIZATIONS} or None, got {normalization!r}")
+
+        self._pattern_name, self._pattern = patterns.resolve(pattern)
+        self._regex = patterns.compile_pattern(self._pattern)
+        self._mergeable_ranks = mergeable_ranks
+        self._special_tokens = specials
+        self._special_set = frozenset(specials)
+        self._normalization = normalization
+        self._name = name
+        self._max_token_value = max(list(rank_ids) + list(specials.values()), default=-1)
+        if explicit_n_vocab is not None and explicit_n_vocab != self._max_token_value + 1:
+            raise ValueError(
+                f"explicit_n_vocab={explicit_n_vocab} does not match the largest id + 1 "
+                f"({self._max_token_value + 1}); pass None or the right size"
+            )
+        self._explicit_n_vocab = explicit_n_vocab
+        self._merges = [tuple(m) for m in merges] if merges is not None else None
+        self._recovered_merges: Optional[list[tuple[bytes, bytes]]] = None
+        self._bundled_name: Optional[str] = None
+        self._backend = _backend.active()
+        self._core = self._backend.Encoder(
+            mergeable_ranks, {tok.encode("utf-8"): tid for tok, tid in specials.items()}
+        )
+
+    # ---------------------------------------------------------------- construction
+
+    @classmethod
+    def train(
+        cls,
+        texts: Iterable[str],
+        vocab_size: int,
+        pattern: Union[str, None, object] = "o200k_base",
+        special_tokens: Iterable[str] = (),
+        min_frequency: int = 2,
+        *,
+        normalization: Optional[str] = None,
+        name: Optional[str] = None,
+    ) -> "Tokenizer":
+        """Learn a tokenizer from ``texts`` (any iterable of ``str``, read once, streamed).
+
+        ``vocab_size`` counts the 256 byte tokens, the learned tokens and the special tokens;
+        it is met exactly unless the text runs out of pairs or ``min_frequency`` (the least
+        count a pair needs to be merged) stops training first.  Special tokens get the ids
+        right after the learned tokens, in the order given; their text in ``texts`` is not
+        learned from.  Merge ties are broken by the smaller left id, then the smaller right id.
+        """
+        if isinstance(special_tokens, str):
+            special_tokens = [special_tokens]
+        specials = list(dict.fromkeys(special_tokens))
+        for tok in specials:
+            if not isinstance(tok, str) or not tok:
+                raise TrainingError(f"special tokens must be non-empty strings, got {tok!r}")
+        if normalization is not None and normalization not in NORMALIZATIONS:
+            raise ValueError(f"normalization must be one of {NORMALIZATIONS} or None, got {normalization!r}")
+        _, pattern_string = patterns.resolve(pattern)
+        counts = training.count_pretokens(texts, pattern_string, specials, normalization)
+        ranks, merges = training.learn(counts, vocab_size, len(specials), min_frequency)
+        special_ids = {tok: len(ranks) + i for i, tok in enumerate(specials)}
+        return cls(ranks, pattern=pattern, special_tokens=special_ids, name=name,
+                   normalization=normalization, merges=merges)
+
+    @classmethod
+    def from_tiktoken(
+        cls,
+        path: PathLike,
+        pattern: Union[str, None, object],
+        special_tokens: Optional[dict[str, int]] = None,
+        name: Optional[str] = None,
+    ) -> "Tokenizer":
+        """Load a ``.tiktoken`` rank file (``base64 rank`` lines) with the given split pattern."""
+        ranks = load_tiktoken_ranks(path)
+        if name is None:
+            name = os.path.basename(os.fspath(path)).rsplit(".", 1)[0]
+        return cls(ranks, pattern=pattern, special_tokens=special_tokens, name=name)
+
+    @classmethod
+    def load(cls, path: PathLike) -> "Tokenizer":
+        """Load a tokenizer written by :meth:`save`."""
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            raise TokenizerFileError(path, f"cannot read the file: {exc.strerror or exc}") from None
+        spec = loads(data, path)
+        try:
+            return cls._from_spec(spec)
+        except (ValueError, TypeError) as exc:
+            raise TokenizerFileError(path, f"the file is well-formed but inconsistent: {exc}") from None
+
+    @classmethod
+    def _from_spec(cls, spec: TokenizerSpec) -> "Tokenizer":
+        pattern = None if spec.pattern is None else patterns.RegexSource(spec.pattern)
+        return cls(spec.ranks, pattern=pattern, special_tokens=spec.special_tokens, name=spec.name,
+                   normalization=spec.normalization, explicit_n_vocab=spec.explicit_n_vocab, merges=spec.merges)
+
+    def _spec(self) -> TokenizerSpec:
+        return TokenizerSpec(self._name, self._pattern, self._normalization, self._explicit_n_vocab,
+                             dict(self._special_tokens), self._mergeable_ranks,
+                             list(self._merges) if self._merges is not None else None)
+
+    def save(self, path: PathLike) -> None:
+        """Write everything this tokenizer needs to one text file (see ``bpe.fileformat``)."""
+        data = dumps(self._spec())
+        tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+
+    def __reduce__(self):
+        if self._bundled_name is not None:
+            from .registry import get_encoding
+
+            return (get_encoding, (self._bundled_name,))
+        return (_rebuild, (self._spec(),))
+
+    # ---------------------------------------------------------------- properties
+
+    @property
+    def name(self) -> Optional[str]:
+        return self._name
+
+    @property
+    def pattern(self) -> Optional[str]:
+        """The split regex source (``None``: the whole text is one pre-token)."""
+        return self._pattern
+
+    @property
+    def normalization(self) -> Optional[str]:
+        return self._normalization
+
+    @property
+    def backend(self) -> str:
+        """Which backend this tokenizer runs on: ``"cython"`` or ``"python"``."""
+        return self._backend.name
+
+    @property
+    def n_vocab(self) -> int:
+        """The largest token id + 1 (ids in between may be unused, as in tiktoken)."""
+        return self._max_token_value + 1
+
+    @property
+    def max_token_value(self) -> int:
+        return self._max_token_value
+
+    @property
+    def eot_token(self) -> Optional[int]:
+        """The id of ``<|endoftext|>``, or ``None`` if this tokenizer has no such token."""
+        return self._special_tokens.get("<|endoftext|>")
+
+    @property
+    def special_tokens_set(self) -> set[str]:
+        return set(self._special_set)
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        return dict(self._special_tokens)
+
+    @property
+    def mergeable_ranks(self) -> dict[bytes, int]:
+        """A copy of the rank table (token bytes -> id)."""
+        return dict(self._mergeable_ranks)
+
+    @property
+    def merges(self) -> list[tuple[bytes, bytes]]:
+        """The merges as ``(left_bytes, right_bytes)``, in merge order.
+
+        Trained and saved tokenizers keep the merges they were made with.  For rank tables
+        (tiktoken files) they are recovered: the merge that made a token is the two-part
+        encoding of its bytes using only lower ranks.  Tokens that lower ranks cannot build
+        from two parts (unreachable by merging) have no merge and are left out.
+        """
+        if self._merges is not None:
+            tb = self._core.token_bytes
+            return [(tb(a), tb(b)) for a, b in self._merges]
+        if self._recovered_merges is None:
+            tb = self._core.token_bytes
+            recovered = []
+            for token, rank in sorted(self._mergeable_ranks.items(), key=lambda kv: kv[1]):
+                if len(token) < 2:
+                    continue
+                parts = self._core.encode_piece_bytes(token, rank)
+                if len(parts) == 2:
+                    recovered.append((tb(parts[0]), tb(parts[1])))
+            self._recovered_merges = recovered
+        return list(self._recovered_merges)
+
+    def __repr__(self) -> str:
+        pat = self._pattern_name or ("none" if self._pattern is None else "custom")
+        return f"<bpe.Tokenizer {self._name!r} n_vocab={self.n_vocab} pattern={pat} backend={self.backend}>"
+
+    # ---------------------------------------------------------------- encoding
+
+    def _encode_plain(self, text: str) -> list[int]:
+        if self._normalization is not None:
+            text = unicodedata.normalize(self._normalization, text)
+        try:
+            return self._core.encode_pieces(patterns.split(self._regex, text))
+        except UnicodeEncodeError:
+            text = training.repair_surrogates(text)
+            return self._core.encode_pieces(patterns.split(self._regex, text))
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encode ``text`` with special-token strings treated as plain text."""
+        if not isinstance(text, str):
+            raise TypeError(_not_str(text))
+        return self._encode_plain(text)
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
+        disallowed_special: Union[Literal["all"], Collection[str]] = "all",
+    ) -> list[int]:
+        """Encode ``text``; special tokens follow tiktoken's rules.
+
+        Special tokens in ``allowed_special`` become their id.  If the text contains one in
+        ``disallowed_special`` (by default: every special token not allowed) a ``ValueError``
+        says how to allow it or encode it as text.  Any other special-token text is plain text.
+        """
+        if not isinstance(text, str):
+            raise TypeError(_not_str(text))
+        allowed, disallowed = special.resolve(self._special_set, allowed_special, disallowed_special)
+        special.check_disallowed(text, disallowed)
+        if not allowed:
+            return self._encode_plain(text)
+        ids: list[int] = []
+        for segment, is_special in special.split(text, allowed):
+            if is_special:
+                ids.append(self._special_tokens[segment])
+            else:
+                ids.extend(self._encode_plain(segment))
+        return ids
+
+    def encode_batch(
+        self,
+        texts: Sequence[str],
+        *,
+        num_threads: int = 8,
+        allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
+        disallowed_special: Union[Literal["all"], Collection[str]] = "all",
+    ) -> list[list[int]]:
+        """:meth:`encode` over many texts on up to ``num_threads`` threads (order kept)."""
+        def one(text: str) -> list[int]:
+            return self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+
+        return _map_threads(one, texts, num_threads)
+
+    def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
+        """:meth:`encode_ordinary` over many texts on up to ``num_threads`` threads."""
+        return _map_threads(self.encode_ordinary, texts, num_threads)
+
+    # ---------------------------------------------------------------- decoding
+
+    def decode_bytes(self, tokens: Iterable[int]) -> bytes:
+        """The bytes of ``tokens`` joined; ``KeyError`` for an id not in the vocabulary."""
+        return self._core.decode_bytes(tokens)
+
+    def decode(self, tokens: Iterable[int], errors: str = "replace") -> str:
+        """Decode to text; bytes that are not valid UTF-8 follow ``errors`` (default U+FFFD)."""
+        return self._core.decode_bytes(tokens).decode("utf-8", errors=errors)
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The bytes of one token; ``KeyError`` for an id not in the vocabulary."""
+        return self._core.token_bytes(token)
+
+    token_bytes = decode_single_token_bytes
+
+    def decode_tokens_bytes(self, tokens: Iterable[int]) -> list[bytes]:
+        """The bytes of each token, as a list."""
+        tb = self._core.token_bytes
+        return [tb(t) for t in tokens]
+
+    def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace",
+                     num_threads: int = 8) -> list[str]:
+        return _map_threads(lambda ids: self.decode(ids, errors=errors), batch, num_threads)
+
+
+def _rebuild(spec: TokenizerSpec) -> Tokenizer:
+    return Tokenizer._from_spec(spec)
+
+
+def _not_str(value: object) -> str:
+    hint = " (decode bytes first, e.g. data.decode('utf-8'))" if isinstance(value, (bytes, bytearray)) else ""
+    return f"text must be str, got {type(value).__name__}{hint}"
+
+
+def _map_threads(fn, items, num_threads: int) -> list:
+    if not isinstance(num_threads, int) or num_threads < 1:
+        raise ValueError(f"num_threads must be an int >= 1, got {num_threads!r}")
+    items = list(items)
+    if num_threads == 1 or len(items) < 2:
+        return [fn(x) for x in items]
+    with ThreadPoolExecutor(max_workers=min(num_threads, len(items))) as pool:
+        return list(pool.map(fn, items))

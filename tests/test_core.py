@@ -1,0 +1,76 @@
+"""The backend encoders directly: same answers on both, thread safety, limits."""
+
+import threading
+
+import pytest
+
+import bpe
+from bpe import _backend
+from conftest import read_text
+from oracle import tiktoken_encoding
+
+
+def test_backend_name_reflects_switch(backend):
+    assert bpe.backend == backend
+    assert bpe.Tokenizer.train(["ab"], 256).backend == backend
+
+
+def test_encode_piece_bytes_with_max_rank(backend):
+    enc = bpe.get_encoding("cl100k_base")
+    core = enc._core
+    token = " hello".encode()
+    rank = enc.mergeable_ranks[token]
+    assert core.encode_piece_bytes(token) == [rank]
+    parts = core.encode_piece_bytes(token, rank)  # only lower ranks: the merge that made it
+    assert len(parts) == 2 and all(p < rank for p in parts)
+    assert b"".join(enc.decode_single_token_bytes(p) for p in parts) == token
+    ranks = enc.mergeable_ranks
+    assert core.encode_piece_bytes(token, 0) == [ranks[bytes([b])] for b in token]  # no merges at all
+
+
+def test_shared_between_threads(backend):
+    enc = bpe.get_encoding("o200k_base")
+    texts = read_text("mixed.txt").splitlines() * 3
+    expected = [enc.encode_ordinary(t) for t in texts]
+    results = {}
+
+    def work(k):
+        results[k] = [enc.encode_ordinary(t) for t in texts]
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(results[k] == expected for k in range(4))
+
+
+def test_long_repetitive_input_matches_tiktoken(backend):
+    n = 20_000 if backend == "cython" else 2_000
+    enc = bpe.get_encoding("cl100k_base")
+    oracle = tiktoken_encoding("cl100k_base")
+    for text in ("a" * n, " " * n, "1" * n, "🙂" * (n // 4), ". " * (n // 2)):
+        assert enc.encode_ordinary(text) == oracle.encode_ordinary(text)
+
+
+def test_decoder_bounds(backend):
+    enc = bpe.get_encoding("r50k_base")
+    with pytest.raises(KeyError):
+        enc.decode([enc.n_vocab])
+    with pytest.raises(KeyError):
+        enc.decode_single_token_bytes(2**40)
+    assert enc.decode_bytes([]) == b""
+    assert enc.decode_bytes(iter([31373, 995])) == b"hello world"
+
+
+def test_encoder_rejects_bad_tables(backend):
+    ranks = {bytes([b]): b for b in range(256)}
+    with pytest.raises(ValueError, match="single-byte"):
+        _backend.active().Encoder({bytes([b]): b for b in range(255)}, {})
+    if backend == "cython":  # the Tokenizer checks these before the pure encoder sees them
+        with pytest.raises(ValueError, match="given twice"):
+            _backend.active().Encoder(ranks, {b"<s>": 5})
+        with pytest.raises(ValueError, match="given twice"):
+            _backend.active().Encoder({**ranks, b"ab": 0}, {})
+    with pytest.raises(ValueError, match="also the rank"):
+        bpe.Tokenizer(ranks, pattern=None, special_tokens={"<s>": 5})

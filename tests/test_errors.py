@@ -1,0 +1,349 @@
+"""Bad input gives clear errors: the right exception type and a message that says what is wrong."""
+
+import base64
+import os
+
+import pytest
+
+import bpe
+
+TRAIN_TEXT = [
+    "The quick brown fox jumps over the lazy dog. <|eot|> Pack my box with five dozen liquor jugs. "
+    "How vexingly quick daft zebras jump! Sphinx of black quartz, judge my vow. 0123456789 " * 20,
+    "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt. " * 20,
+]
+
+
+def byte_ranks():
+    return {bytes([b]): b for b in range(256)}
+
+
+@pytest.fixture
+def saved(tmp_path, backend):
+    """``(tokenizer, path, lines)`` for a small trained tokenizer saved to ``tmp_path``."""
+    tok = bpe.Tokenizer.train(TRAIN_TEXT, 300, special_tokens=["<|eot|>"])
+    path = tmp_path / "small.bpe"
+    tok.save(path)
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    assert lines[-1] == b""
+    lines = lines[:-1]
+    # precondition: the untouched file loads and encodes like the original
+    loaded = bpe.Tokenizer.load(path)
+    assert loaded.encode("quick brown <|eot|>", allowed_special="all") == tok.encode(
+        "quick brown <|eot|>", allowed_special="all"
+    )
+    return tok, path, lines
+
+
+def write_lines(path, lines):
+    path.write_bytes(b"".join(line + b"\n" for line in lines))
+    return path
+
+
+def ranks_header_index(lines):
+    """0-based index of the ``ranks N`` line."""
+    return next(i for i, line in enumerate(lines) if line.startswith(b"ranks "))
+
+
+# ------------------------------------------------------------------ encode / decode
+
+
+def test_encode_bytes_is_a_type_error(enc_factory):
+    enc = enc_factory("cl100k_base")
+    with pytest.raises(TypeError, match=r"must be str, got bytes") as info:
+        enc.encode(b"bytes")
+    assert "decode" in str(info.value)  # the hint says how to get a str
+    with pytest.raises(TypeError, match=r"must be str"):
+        enc.encode_ordinary(b"bytes")
+    with pytest.raises(TypeError, match=r"must be str, got NoneType"):
+        enc.encode(None)
+    with pytest.raises(TypeError, match=r"must be str"):
+        enc.encode_ordinary_batch(["ok", b"bytes"], num_threads=1)
+
+
+@pytest.mark.parametrize("bad_id", [10**9, -1, 2**64, 100256])
+def test_decode_unknown_id_is_a_key_error(enc_factory, bad_id):
+    # 100256 lies in cl100k_base's gap between the ranks and the special tokens
+    enc = enc_factory("cl100k_base")
+    with pytest.raises(KeyError, match=r"not in the vocabulary"):
+        enc.decode([bad_id])
+    with pytest.raises(KeyError, match=r"not in the vocabulary"):
+        enc.decode_bytes([1, 2, bad_id])
+    with pytest.raises(KeyError, match=r"not in the vocabulary"):
+        enc.decode_single_token_bytes(bad_id)
+
+
+@pytest.mark.parametrize("bad_id", ["a", None, 1.0])
+def test_decode_non_int_is_a_type_error(enc_factory, bad_id):
+    enc = enc_factory("cl100k_base")
+    with pytest.raises(TypeError, match=r"token ids must be ints"):
+        enc.decode([bad_id])
+    with pytest.raises(TypeError, match=r"token ids must be ints"):
+        enc.decode_bytes([1, bad_id])
+
+
+@pytest.mark.parametrize("bad_id", ["a", None, 1.0])
+def test_decode_single_token_non_int_is_a_type_error(enc_factory, bad_id):
+    enc = enc_factory("cl100k_base")
+    with pytest.raises(TypeError, match=r"token ids must be ints"):
+        enc.decode_single_token_bytes(bad_id)
+
+
+# ------------------------------------------------------------------ get_encoding
+
+
+@pytest.mark.parametrize("name", ["nope", "cl100k", "GPT2", ""])
+def test_unknown_encoding(name):
+    with pytest.raises(bpe.UnknownEncodingError, match=r"unknown encoding") as info:
+        bpe.get_encoding(name)
+    assert isinstance(info.value, ValueError)
+    message = str(info.value)
+    assert repr(name) in message
+    for known in ["r50k_base", "gpt2", "p50k_base", "cl100k_base", "o200k_base"]:
+        assert known in message
+    assert "from_tiktoken" in message
+
+
+# ------------------------------------------------------------------ training
+
+
+def test_train_vocab_too_small(backend):
+    with pytest.raises(bpe.TrainingError, match=r"at least 256") as info:
+        bpe.Tokenizer.train(TRAIN_TEXT, vocab_size=100)
+    assert isinstance(info.value, ValueError)
+    # special tokens count towards the vocabulary
+    with pytest.raises(bpe.TrainingError, match=r"at least 258"):
+        bpe.Tokenizer.train(TRAIN_TEXT, vocab_size=257, special_tokens=["<|a|>", "<|b|>"])
+
+
+def test_train_on_bytes_is_a_type_error(backend):
+    with pytest.raises(TypeError, match=r"must be str.*item 0 is bytes"):
+        bpe.Tokenizer.train([b"bytes"], 300)
+    with pytest.raises(TypeError, match=r"item 1 is bytes"):
+        bpe.Tokenizer.train(["fine", b"bytes"], 300)
+
+
+def test_train_bad_min_frequency(backend):
+    with pytest.raises(bpe.TrainingError, match=r"min_frequency"):
+        bpe.Tokenizer.train(TRAIN_TEXT, 300, min_frequency=0)
+
+
+# ------------------------------------------------------------------ constructor
+
+
+def test_unknown_pattern_name(backend):
+    with pytest.raises(bpe.PatternError, match=r"unknown pattern name 'o200k'") as info:
+        bpe.Tokenizer(byte_ranks(), pattern="o200k")
+    assert isinstance(info.value, ValueError)
+    assert "o200k_base" in str(info.value)  # the known names are listed
+    with pytest.raises(bpe.PatternError, match=r"unknown pattern name"):
+        bpe.Tokenizer.train(TRAIN_TEXT, 300, pattern="o200k")
+
+
+def test_invalid_regex_pattern(backend):
+    with pytest.raises(bpe.PatternError, match=r"invalid split regex") as info:
+        bpe.Tokenizer(byte_ranks(), pattern="(unclosed")
+    assert isinstance(info.value, ValueError)
+    assert "(unclosed" in str(info.value)
+    with pytest.raises(bpe.PatternError, match=r"invalid split regex"):
+        bpe.Tokenizer.train(TRAIN_TEXT, 300, pattern="(unclosed")
+
+
+def test_empty_and_non_string_pattern(backend):
+    with pytest.raises(bpe.PatternError, match=r"must not be empty"):
+        bpe.Tokenizer(byte_ranks(), pattern="")
+    with pytest.raises(bpe.PatternError, match=r"got int"):
+        bpe.Tokenizer(byte_ranks(), pattern=42)
+
+
+@pytest.mark.parametrize("missing", [0, 65, 255])
+def test_ranks_missing_a_single_byte(backend, missing):
+    ranks = byte_ranks()
+    del ranks[bytes([missing])]
+    with pytest.raises(ValueError, match=r"256") as info:
+        bpe.Tokenizer(ranks, pattern=None)
+    assert "single-byte" in str(info.value)
+
+
+def test_special_token_id_clashes_with_a_rank(backend):
+    with pytest.raises(ValueError, match=r"special token id 65 is also the rank") as info:
+        bpe.Tokenizer(byte_ranks(), pattern=None, special_tokens={"<|x|>": 65})
+    assert "256" in str(info.value)  # suggests a free id
+    ranks = byte_ranks()
+    ranks[b"ab"] = 256
+    with pytest.raises(ValueError, match=r"also the rank"):
+        bpe.Tokenizer(ranks, pattern=None, special_tokens={"<|ok|>": 257, "<|bad|>": 256})
+
+
+def test_two_special_tokens_with_one_id(backend):
+    with pytest.raises(ValueError, match=r"same id"):
+        bpe.Tokenizer(byte_ranks(), pattern=None, special_tokens={"<|a|>": 300, "<|b|>": 300})
+
+
+def test_mergeable_ranks_wrong_types(backend):
+    with pytest.raises(TypeError, match=r"dict"):
+        bpe.Tokenizer([(b"a", 0)], pattern=None)
+    ranks = byte_ranks()
+    ranks["ab"] = 256
+    with pytest.raises(TypeError, match=r"bytes to non-negative int"):
+        bpe.Tokenizer(ranks, pattern=None)
+
+
+# ------------------------------------------------------------------ Tokenizer.load
+
+
+def test_load_nonexistent_path(tmp_path):
+    path = tmp_path / "does-not-exist.bpe"
+    with pytest.raises(bpe.TokenizerFileError, match=r"cannot read the file") as info:
+        bpe.Tokenizer.load(path)
+    assert isinstance(info.value, ValueError)
+    assert str(path) in str(info.value)
+    assert info.value.path == path
+
+
+def test_load_tiktoken_file_hints_from_tiktoken(saved, tmp_path):
+    tok, _, _ = saved
+    path = tmp_path / "ranks.tiktoken"
+    path.write_bytes(
+        b"".join(
+            base64.b64encode(t) + b" " + str(r).encode() + b"\n"
+            for t, r in sorted(tok.mergeable_ranks.items(), key=lambda kv: kv[1])
+        )
+    )
+    with pytest.raises(bpe.TokenizerFileError, match=r"from_tiktoken") as info:
+        bpe.Tokenizer.load(path)
+    assert info.value.line == 1
+    assert "not a bpe tokenizer file" in str(info.value)
+    # the same file does load the way the hint says
+    loaded = bpe.Tokenizer.from_tiktoken(path, pattern="o200k_base")
+    assert loaded.mergeable_ranks == tok.mergeable_ranks
+
+
+@pytest.mark.parametrize(
+    "garbage, phrase",
+    [
+        (b"this is garbage", r"expected '<base64 token> <rank>'"),
+        (b"@@@@ 12", r"not valid base64"),
+        (b"QUJD twelve", r"not an integer"),
+    ],
+)
+def test_load_garbage_rank_line_names_the_line(saved, garbage, phrase):
+    _, path, lines = saved
+    index = ranks_header_index(lines) + 1 + 10  # the 11th rank line, 0-based
+    lines[index] = garbage
+    write_lines(path, lines)
+    with pytest.raises(bpe.TokenizerFileError, match=phrase) as info:
+        bpe.Tokenizer.load(path)
+    assert info.value.line == index + 1
+    assert f"line {index + 1}:" in str(info.value)
+
+
+def test_load_garbage_merge_line_names_the_line(saved):
+    _, path, lines = saved
+    merges_index = next(i for i, line in enumerate(lines) if line.startswith(b"merges "))
+    assert lines[merges_index] != b"merges none"
+    lines[merges_index + 2] = b"not numbers"
+    write_lines(path, lines)
+    with pytest.raises(bpe.TokenizerFileError, match=r"left_id") as info:
+        bpe.Tokenizer.load(path)
+    assert info.value.line == merges_index + 3
+
+
+def test_load_truncated_without_end_line(saved):
+    _, path, lines = saved
+    assert lines[-1] == b"end"
+    write_lines(path, lines[:-1])
+    with pytest.raises(bpe.TokenizerFileError, match=r"truncated"):
+        bpe.Tokenizer.load(path)
+
+
+def test_load_truncated_inside_ranks(saved):
+    _, path, lines = saved
+    index = ranks_header_index(lines)
+    write_lines(path, lines[: index + 20])
+    with pytest.raises(bpe.TokenizerFileError, match=r"announces \d+ rank lines but ends after 19"):
+        bpe.Tokenizer.load(path)
+
+
+def test_load_truncated_inside_header(saved):
+    _, path, lines = saved
+    write_lines(path, lines[:3])
+    with pytest.raises(bpe.TokenizerFileError, match=r"truncated"):
+        bpe.Tokenizer.load(path)
+
+
+@pytest.mark.parametrize("fraction", [0.0, 0.01, 0.1, 0.33, 0.5, 0.77, 0.9, 0.99])
+def test_load_truncated_at_any_byte(saved, fraction):
+    _, path, _ = saved
+    data = path.read_bytes()
+    cut = int(len(data) * fraction)
+    if data[cut - 1 : cut + 1] == b"d\n":  # never produce the complete file
+        cut -= 1
+    path.write_bytes(data[:cut])
+    with pytest.raises(bpe.TokenizerFileError) as info:
+        bpe.Tokenizer.load(path)
+    assert str(path) in str(info.value)
+
+
+def test_load_wrong_version(saved):
+    _, path, lines = saved
+    assert lines[0] == b"bpe-tokenizer 1"
+    lines[0] = b"bpe-tokenizer 99"
+    write_lines(path, lines)
+    with pytest.raises(bpe.TokenizerFileError, match=r"version '99' is not supported") as info:
+        bpe.Tokenizer.load(path)
+    assert info.value.line == 1
+    assert isinstance(info.value, ValueError)
+
+
+def test_load_content_after_end(saved):
+    _, path, lines = saved
+    write_lines(path, lines + [b"extra"])
+    with pytest.raises(bpe.TokenizerFileError, match=r"after the closing 'end'") as info:
+        bpe.Tokenizer.load(path)
+    assert info.value.line == len(lines) + 1
+
+
+def test_load_inconsistent_special_id(saved):
+    _, path, lines = saved
+    index = next(i for i, line in enumerate(lines) if line.startswith(b"special "))
+    lines[index] = b'special "<|eot|>" 5'  # clashes with the rank of byte 5
+    write_lines(path, lines)
+    with pytest.raises(bpe.TokenizerFileError, match=r"inconsistent.*also the rank"):
+        bpe.Tokenizer.load(path)
+
+
+# ------------------------------------------------------------------ Tokenizer.from_tiktoken
+
+
+def test_from_tiktoken_invalid_base64_names_the_line(tmp_path, backend):
+    lines = [base64.b64encode(bytes([b])) + b" " + str(b).encode() for b in range(256)]
+    lines[2] = b"!!notbase64!! 2"
+    path = tmp_path / "bad.tiktoken"
+    write_lines(path, lines)
+    with pytest.raises(bpe.TokenizerFileError, match=r"not valid base64") as info:
+        bpe.Tokenizer.from_tiktoken(path, pattern="cl100k_base")
+    assert info.value.line == 3
+    assert "line 3:" in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+def test_from_tiktoken_nonexistent_and_empty(tmp_path, backend):
+    with pytest.raises(bpe.TokenizerFileError, match=r"cannot read the file"):
+        bpe.Tokenizer.from_tiktoken(tmp_path / "missing.tiktoken", pattern="cl100k_base")
+    empty = tmp_path / "empty.tiktoken"
+    empty.write_bytes(b"")
+    with pytest.raises(bpe.TokenizerFileError, match=r"no tokens"):
+        bpe.Tokenizer.from_tiktoken(empty, pattern="cl100k_base")
+
+
+def test_from_tiktoken_duplicate_rank_names_the_line(tmp_path, backend):
+    lines = [base64.b64encode(bytes([b])) + b" " + str(b).encode() for b in range(256)]
+    lines.append(base64.b64encode(b"ab") + b" 7")
+    path = tmp_path / "dup.tiktoken"
+    write_lines(path, lines)
+    with pytest.raises(bpe.TokenizerFileError, match=r"rank 7 is given to two tokens") as info:
+        bpe.Tokenizer.from_tiktoken(path, pattern="cl100k_base")
+    assert info.value.line == 257
+    assert os.fspath(path) in str(info.value)

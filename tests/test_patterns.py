@@ -1,0 +1,58 @@
+"""Pattern names, custom regexes, no-split mode, and the `$` translation."""
+
+import pytest
+import regex
+
+import bpe
+from bpe import patterns
+
+
+def test_named_patterns_resolve():
+    for name in ("gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base", "llama3"):
+        got_name, src = patterns.resolve(name)
+        assert got_name == name and src == patterns.NAMED_PATTERNS[name]
+    assert patterns.resolve(None) == (None, None)
+
+
+def test_dollar_becomes_end_of_text():
+    assert patterns.to_python_syntax(r"\s++$|a") == r"\s++\Z|a"
+    assert patterns.to_python_syntax(r"[$]\$") == r"[$]\$"
+    assert patterns.to_python_syntax(r"[^]$]$") == r"[^]$]\Z"
+    # Python's `$` would also match before a final newline; `\Z` does not
+    assert regex.findall(patterns.to_python_syntax(r"a$"), "a\n") == []
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base", "llama3"])
+def test_split_covers_the_text(name):
+    compiled = patterns.compile_pattern(patterns.NAMED_PATTERNS[name])
+    text = "Hello, world!  It's 2026...\r\n\tnew  line\n\n  end  "
+    assert "".join(patterns.split(compiled, text)) == text
+
+
+def test_custom_pattern_keeps_unmatched_text():
+    compiled = patterns.compile_pattern(r"\d+")
+    assert patterns.split(compiled, "ab12cd345") == ["ab", "12", "cd", "345"]
+    groups = patterns.compile_pattern(r"(\w)\w*")
+    assert patterns.split(groups, "hello world") == ["hello", " ", "world"]
+
+
+def test_no_split_is_whole_text(backend):
+    tok = bpe.Tokenizer.train(["the cat the hat the bat"] * 4, 270, pattern=None, min_frequency=1)
+    assert tok.pattern is None
+    # with no pre-tokenization merges can cross spaces
+    assert any(b" " in t and len(t.strip()) > 0 and not t.startswith(b" ") for t in tok.mergeable_ranks
+               if len(t) > 2)
+    text = "the cat the hat"
+    assert tok.decode(tok.encode(text)) == text
+
+
+def test_llama3_pattern_splits_digits_in_threes():
+    compiled = patterns.compile_pattern(patterns.NAMED_PATTERNS["llama3"])
+    assert patterns.split(compiled, "1234567") == ["123", "456", "7"]
+
+
+def test_errors():
+    with pytest.raises(bpe.PatternError, match="unknown pattern name 'cl100k'"):
+        patterns.resolve("cl100k")
+    with pytest.raises(bpe.PatternError, match="invalid split regex"):
+        patterns.compile_pattern("(")

@@ -1,0 +1,153 @@
+"""Training: determinism, the greedy property, backend agreement, vocabulary accounting."""
+
+import itertools
+from collections import Counter
+
+import pytest
+
+import bpe
+from bpe import _backend, _reference, patterns, training
+from conftest import read_text
+
+
+def _pair_counts(words, counts, id_seq):
+    stats = Counter()
+    for w, n in zip(words, counts):
+        seq = id_seq[w]
+        for pair in zip(seq, seq[1:]):
+            stats[pair] += n
+    return stats
+
+
+def test_greedy_property_against_a_recount(backend):
+    """Each merge is a most frequent pair at its step (recounted from scratch here),
+    and ties go to the smallest (left id, right id)."""
+    text = read_text("austen.txt")
+    counts = training.count_pretokens([text], patterns.NAMED_PATTERNS["o200k_base"])
+    words = sorted(counts)
+    cnts = [counts[w] for w in words]
+    merges = _backend.active().train_merges(words, cnts, 300, 1)
+    assert len({c for _, _, c in merges if c >= 256}) == 300
+    seqs = {w: list(w) for w in words}
+    for a, b, c in merges:
+        stats = _pair_counts(words, cnts, seqs)
+        best = max(stats.values())
+        assert stats[(a, b)] == best
+        assert (a, b) == min(p for p, n in stats.items() if n == best)
+        for w, seq in seqs.items():
+            out, i = [], 0
+            while i < len(seq):
+                if i + 1 < len(seq) and seq[i] == a and seq[i + 1] == b:
+                    out.append(c)
+                    i += 2
+                else:
+                    out.append(seq[i])
+                    i += 1
+            seqs[w] = out
+
+
+def test_backends_agree_on_merges():
+    text = read_text("mixed.txt") + read_text("austen.txt")[:8000]
+    for pattern in ("o200k_base", "gpt2", None):
+        _, src = patterns.resolve(pattern)
+        counts = training.count_pretokens(text.split("\n\n"), src)
+        words = sorted(counts)
+        cnts = [counts[w] for w in words]
+        ref = _reference.train_merges(words, cnts, 200, 1)
+        if _backend.COMPILED is not None:
+            assert _backend.COMPILED.train_merges(words, cnts, 200, 1) == ref
+
+
+def test_overlapping_and_duplicate_spellings():
+    # "aaaa"-style runs (overlapping pairs) and pairs that spell an existing token
+    words = [b"aaaaaaa", b"abababab", b"aaab", b"xyzxyzxyz", b"abcabc", b"bcbca"]
+    counts = [3, 2, 5, 1, 4, 2]
+    ref = _reference.train_merges(words, counts, 40, 1)
+    assert ref[0] == (97, 97, 256)  # ("a", "a"): 6 x 3 + 2 x 5 = 28 overlapping occurrences
+    if _backend.COMPILED is not None:
+        assert _backend.COMPILED.train_merges(words, counts, 40, 1) == ref
+
+
+def test_deterministic_and_order_independent(backend):
+    texts = read_text("austen.txt").split("\n\n")
+    a = bpe.Tokenizer.train(texts, 600)
+    b = bpe.Tokenizer.train(iter(texts), 600)
+    c = bpe.Tokenizer.train(list(reversed(texts)), 600)
+    assert a.merges == b.merges == c.merges
+    assert a.mergeable_ranks == c.mergeable_ranks
+
+
+def test_vocab_size_is_exact_and_specials_follow(backend):
+    texts = read_text("austen.txt").split("\n\n")
+    tok = bpe.Tokenizer.train(texts, 700, special_tokens=["<|endoftext|>", "<|pad|>"])
+    assert tok.n_vocab == 700
+    assert tok.special_tokens == {"<|endoftext|>": 698, "<|pad|>": 699}
+    assert len(tok.mergeable_ranks) == 698
+    assert sorted(tok.mergeable_ranks.values()) == list(range(698))
+    assert tok.eot_token == 698
+    assert tok.encode("<|pad|>x", allowed_special="all")[0] == 699
+
+
+def test_training_streams_its_input(backend):
+    """The iterable is consumed once, lazily; texts are never joined."""
+    consumed = []
+
+    def gen():
+        for i, para in enumerate(read_text("austen.txt").split("\n\n")):
+            consumed.append(i)
+            yield para
+
+    tok = bpe.Tokenizer.train(gen(), 400)
+    assert tok.n_vocab == 400
+    assert consumed == list(range(len(consumed))) and len(consumed) > 50
+
+
+def test_special_token_text_is_not_learned(backend):
+    texts = ["<|sep|>hello<|sep|>"] * 50
+    tok = bpe.Tokenizer.train(texts, 300, special_tokens=["<|sep|>"], min_frequency=1)
+    assert all(b"<|" not in t for t in tok.mergeable_ranks)
+    assert tok.encode("<|sep|>", allowed_special="all") == [tok.special_tokens["<|sep|>"]]
+
+
+def test_min_frequency_stops_early(backend):
+    tok = bpe.Tokenizer.train(["abc abd abe"], 1000, min_frequency=2)
+    # only " a"+"b"... pairs seen at least twice are merged
+    assert tok.n_vocab < 1000
+    learned = [t for t in tok.mergeable_ranks if len(t) > 1]
+    assert learned and all(len(t) <= 3 for t in learned)
+
+
+def test_trained_tokenizer_round_trips_and_encodes_training_words(backend):
+    text = read_text("mixed.txt")
+    tok = bpe.Tokenizer.train([text], 512, pattern="cl100k_base", min_frequency=1)
+    assert tok.decode(tok.encode_ordinary(text)) == text
+    ids = tok.encode_ordinary(text)
+    assert len(ids) < len(text.encode("utf-8"))
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k_base", "o200k_base", "llama3", None, r"\w+|\s+"])
+def test_patterns_in_training(backend, pattern):
+    text = read_text("mixed.txt")
+    tok = bpe.Tokenizer.train([text], 300, pattern=pattern, min_frequency=1)
+    assert tok.decode(tok.encode_ordinary(text)) == text
+    assert tok.n_vocab == 300
+
+
+def test_normalization_applies_to_training_and_encoding(backend):
+    tok = bpe.Tokenizer.train(["e\u0301" * 20], 260, normalization="NFC", min_frequency=1)
+    assert tok.normalization == "NFC"
+    assert tok.decode(tok.encode("e\u0301")) == "\u00e9"
+
+
+def test_single_string_is_one_text(backend):
+    tok = bpe.Tokenizer.train("hello hello hello", 260, min_frequency=1)
+    assert tok.encode("hello") == tok.encode_ordinary("hello")
+    assert len(tok.encode(" hello")) < 6
+
+
+def test_merges_rebuild_the_vocabulary(backend):
+    tok = bpe.Tokenizer.train(read_text("austen.txt").split("\n\n"), 500)
+    built = {bytes([b]) for b in range(256)} | {a + b for a, b in tok.merges}
+    assert built == set(tok.mergeable_ranks)
+    firsts = list(itertools.islice(tok.merges, 3))
+    assert all(isinstance(a, bytes) and isinstance(b, bytes) for a, b in firsts)
