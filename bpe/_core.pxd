@@ -16,6 +16,8 @@ ctypedef int32_t tok_t
 cdef enum:
     NO_TOKEN = -1
     NO_RANK = 0x7FFFFFFF
+    # pieces up to this many bytes use the linear scan, longer ones the heap
+    LINEAR_MAX = 128
 
 ctypedef struct TokenTable:
     uint8_t* blob

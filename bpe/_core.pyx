@@ -11,8 +11,10 @@ read files; it trusts its caller to hand it well-formed tables (checked in ``__i
 
 Performance notes
 -----------------
-* Each merge step scans the parts of the piece for the lowest rank (tiktoken's own approach):
-  O(n^2) in the length of one pre-token, which is small for the standard split patterns.
+* Pieces of up to LINEAR_MAX (128) bytes: each merge step scans the parts for the lowest rank
+  (tiktoken's own approach), O(n^2) but with tiny constants and no allocation.
+* Longer pieces (100k spaces, a whole document with ``pattern=None``): a min-heap of merge
+  candidates keyed by (rank, start) with lazy invalidation, O(n log n), same result.
 * The UTF-8 form of each ``str`` piece is read in place (CPython caches it on the object),
   gathered with the GIL held, then all pieces are merged in one GIL-free pass.
 """
@@ -177,45 +179,27 @@ cdef int tt_add(TokenTable* t, tok_t token, const uint8_t* data, Py_ssize_t n, b
 # Rank-priority BPE of one piece
 # --------------------------------------------------------------------------------------------
 
-cdef inline tok_t _pair_rank(const TokenTable* t, const uint8_t* p, Py_ssize_t* start,
-                             Py_ssize_t i, Py_ssize_t n_parts, tok_t limit) noexcept nogil:
-    # rank of the token spelled by parts i and i+1, or NO_RANK
-    if i + 1 >= n_parts:
-        return NO_RANK
-    cdef tok_t r = tt_find(t, p + start[i], start[i + 2] - start[i])
+cdef inline tok_t _rank_of(const TokenTable* t, const uint8_t* p, Py_ssize_t a, Py_ssize_t b,
+                           tok_t limit) noexcept nogil:
+    # rank of the token spelled by p[a:b] if it is below `limit`, else NO_RANK
+    cdef tok_t r = tt_find(t, p + a, b - a)
     if r == NO_TOKEN or r >= limit:
         return NO_RANK
     return r
 
 
-cdef Py_ssize_t bpe_piece(const TokenTable* t, const tok_t* byte_rank,
-                          const uint8_t* p, Py_ssize_t n, tok_t max_rank,
-                          Py_ssize_t* start, tok_t* rank, tok_t* out) noexcept nogil:
-    """Write the ids of piece ``p[:n]`` to ``out``; return how many.
-
-    ``start`` needs room for n + 1 entries and ``rank`` for n.  Part i is
-    ``p[start[i]:start[i + 1]]``; ``rank[i]`` is the rank of parts i and i+1 merged.  With
-    ``max_rank >= 0`` only tokens below that rank may form (and no whole-piece shortcut).
-    """
-    cdef Py_ssize_t i, n_parts, best_i
-    cdef tok_t best, r, limit = NO_RANK
-    if n == 0:
-        return 0
-    if n == 1:
-        out[0] = byte_rank[p[0]]
-        return 1
-    if max_rank < 0:
-        r = tt_find(t, p, n)
-        if r != NO_TOKEN:
-            out[0] = r
-            return 1
-    else:
-        limit = max_rank
-    n_parts = n
+cdef Py_ssize_t _bpe_short(const TokenTable* t, const tok_t* byte_rank, const uint8_t* p,
+                           Py_ssize_t n, tok_t limit, tok_t* out) noexcept nogil:
+    # Linear scan (n <= LINEAR_MAX): part i is p[start[i]:start[i+1]]; rank[i] is the rank of
+    # parts i and i+1 merged.  Each step merges the lowest rank, leftmost among equals.
+    cdef Py_ssize_t start[LINEAR_MAX + 1]
+    cdef tok_t rank[LINEAR_MAX]
+    cdef Py_ssize_t i, n_parts = n, best_i
+    cdef tok_t best
     for i in range(n + 1):
         start[i] = i
     for i in range(n - 1):
-        rank[i] = _pair_rank(t, p, start, i, n_parts, limit)
+        rank[i] = _rank_of(t, p, i, i + 2, limit)
     rank[n - 1] = NO_RANK
     while n_parts > 1:
         best = NO_RANK
@@ -231,15 +215,157 @@ cdef Py_ssize_t bpe_piece(const TokenTable* t, const tok_t* byte_rank,
         memmove(rank + best_i + 1, rank + best_i + 2, (n_parts - best_i - 2) * sizeof(tok_t))
         n_parts -= 1
         rank[n_parts - 1] = NO_RANK
-        rank[best_i] = _pair_rank(t, p, start, best_i, n_parts, limit)
+        rank[best_i] = _rank_of(t, p, start[best_i], start[best_i + 2], limit) if best_i + 1 < n_parts else NO_RANK
         if best_i > 0:
-            rank[best_i - 1] = _pair_rank(t, p, start, best_i - 1, n_parts, limit)
+            rank[best_i - 1] = _rank_of(t, p, start[best_i - 1], start[best_i + 1], limit)
     for i in range(n_parts):
         if start[i + 1] - start[i] == 1:
             out[i] = byte_rank[p[start[i]]]
         else:
             out[i] = tt_find(t, p + start[i], start[i + 1] - start[i])
     return n_parts
+
+
+ctypedef struct Candidate:
+    tok_t rank       # rank of the merged token
+    int32_t left     # start of the left part
+    int32_t right    # start of the right part
+    int32_t end      # end of the right part
+
+
+cdef inline bint _cand_before(const Candidate* x, const Candidate* y) noexcept nogil:
+    # lower rank first; among equal ranks the leftmost (tiktoken's order)
+    if x.rank != y.rank:
+        return x.rank < y.rank
+    return x.left < y.left
+
+
+cdef inline void _cand_push(Candidate* heap, Py_ssize_t* size, tok_t rank, int32_t left,
+                            int32_t right, int32_t end) noexcept nogil:
+    cdef Candidate c
+    c.rank = rank
+    c.left = left
+    c.right = right
+    c.end = end
+    cdef Py_ssize_t i = size[0], parent
+    size[0] += 1
+    while i > 0:
+        parent = (i - 1) >> 1
+        if not _cand_before(&c, &heap[parent]):
+            break
+        heap[i] = heap[parent]
+        i = parent
+    heap[i] = c
+
+
+cdef inline Candidate _cand_pop(Candidate* heap, Py_ssize_t* size) noexcept nogil:
+    cdef Candidate top = heap[0]
+    cdef Candidate last
+    cdef Py_ssize_t i = 0, child, n
+    size[0] -= 1
+    n = size[0]
+    if n > 0:
+        last = heap[n]
+        while True:
+            child = 2 * i + 1
+            if child >= n:
+                break
+            if child + 1 < n and _cand_before(&heap[child + 1], &heap[child]):
+                child += 1
+            if not _cand_before(&heap[child], &last):
+                break
+            heap[i] = heap[child]
+            i = child
+        heap[i] = last
+    return top
+
+
+cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* byte_rank, const uint8_t* p,
+                          Py_ssize_t n, tok_t limit, tok_t* out) noexcept nogil:
+    # Heap version for long pieces, O(n log n), same result as _bpe_short.  Parts form a linked
+    # list over their start offsets: nxt[i] is the start of the part after the one starting at
+    # i (n for the last part, -1 once part i has been absorbed).  A candidate (rank, left,
+    # right, end) is still valid iff nxt[left] == right and nxt[right] == end, i.e. both parts
+    # are unchanged since it was pushed; stale candidates are skipped when popped.
+    # Returns -1 when out of memory.
+    cdef int32_t* nxt = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+    cdef int32_t* prv = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+    cdef tok_t* tok = <tok_t*>malloc((n + 1) * sizeof(tok_t))
+    cdef Candidate* heap = <Candidate*>malloc((2 * n + 2) * sizeof(Candidate))
+    cdef Py_ssize_t size = 0, k = 0
+    cdef int32_t i, h, e2
+    cdef tok_t r
+    cdef Candidate c
+    if nxt == NULL or prv == NULL or tok == NULL or heap == NULL:
+        free(nxt)
+        free(prv)
+        free(tok)
+        free(heap)
+        return -1
+    for i in range(n):
+        nxt[i] = i + 1
+        prv[i] = i - 1
+        tok[i] = byte_rank[p[i]]
+    for i in range(n - 1):
+        r = _rank_of(t, p, i, i + 2, limit)
+        if r != NO_RANK:
+            _cand_push(heap, &size, r, i, i + 1, i + 2)
+    while size > 0:
+        c = _cand_pop(heap, &size)
+        if nxt[c.left] != c.right or nxt[c.right] != c.end:
+            continue
+        i = c.left
+        nxt[i] = c.end
+        nxt[c.right] = -1
+        if c.end < n:
+            prv[c.end] = i
+        tok[i] = c.rank
+        h = prv[i]
+        if h >= 0:
+            r = _rank_of(t, p, h, c.end, limit)
+            if r != NO_RANK:
+                _cand_push(heap, &size, r, h, i, c.end)
+        if c.end < n:
+            e2 = nxt[c.end]
+            r = _rank_of(t, p, i, e2, limit)
+            if r != NO_RANK:
+                _cand_push(heap, &size, r, i, c.end, e2)
+    i = 0
+    while i < n:
+        out[k] = tok[i]
+        k += 1
+        i = nxt[i]
+    free(nxt)
+    free(prv)
+    free(tok)
+    free(heap)
+    return k
+
+
+cdef Py_ssize_t bpe_piece(const TokenTable* t, const tok_t* byte_rank,
+                          const uint8_t* p, Py_ssize_t n, tok_t max_rank, tok_t* out) noexcept nogil:
+    """Write the ids of piece ``p[:n]`` to ``out`` (room for n ids); return how many, or -1
+    when out of memory.
+
+    With ``max_rank >= 0`` only tokens below that rank may form (and there is no whole-piece
+    shortcut): that recovers the merge that made a token.
+    """
+    cdef tok_t r, limit = NO_RANK
+    if n == 0:
+        return 0
+    if n == 1:
+        out[0] = byte_rank[p[0]]
+        return 1
+    if max_rank < 0:
+        r = tt_find(t, p, n)
+        if r != NO_TOKEN:
+            out[0] = r
+            return 1
+    else:
+        limit = max_rank
+    if n <= LINEAR_MAX:
+        return _bpe_short(t, byte_rank, p, n, limit, out)
+    return _bpe_long(t, byte_rank, p, n, limit, out)
 
 
 # --------------------------------------------------------------------------------------------
@@ -278,56 +404,54 @@ cdef class Encoder:
 
     def encode_pieces(self, list pieces):
         """Encode each pre-token ``str``; raises ``UnicodeEncodeError`` on lone surrogates."""
-        cdef Py_ssize_t n = len(pieces), i, total = 0, longest = 0, k = 0, size
+        cdef Py_ssize_t n = len(pieces), i, total = 0, k = 0, m = 0, size
         if n == 0:
             return []
         cdef const char** ptrs = <const char**>malloc(n * sizeof(char*))
         cdef Py_ssize_t* lens = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
         cdef tok_t* out = NULL
-        cdef Py_ssize_t* start = NULL
-        cdef tok_t* rank = NULL
         try:
             if ptrs == NULL or lens == NULL:
                 raise MemoryError()
             for i in range(n):
                 ptrs[i] = PyUnicode_AsUTF8AndSize(pieces[i], &size)
+                if size >= 0x7FFFFFFF:
+                    raise ValueError("a single pre-token of 2 GiB or more cannot be encoded; split the text")
                 lens[i] = size
                 total += size
-                if size > longest:
-                    longest = size
             out = <tok_t*>malloc((total + 1) * sizeof(tok_t))
-            start = <Py_ssize_t*>malloc((longest + 1) * sizeof(Py_ssize_t))
-            rank = <tok_t*>malloc((longest + 1) * sizeof(tok_t))
-            if out == NULL or start == NULL or rank == NULL:
+            if out == NULL:
                 raise MemoryError()
             with nogil:
                 for i in range(n):
-                    k += bpe_piece(&self.table, self.byte_rank, <const uint8_t*>ptrs[i], lens[i],
-                                   -1, start, rank, out + k)
+                    m = bpe_piece(&self.table, self.byte_rank, <const uint8_t*>ptrs[i], lens[i], -1, out + k)
+                    if m < 0:
+                        break
+                    k += m
+            if m < 0:
+                raise MemoryError()
             return [out[i] for i in range(k)]
         finally:
             free(ptrs)
             free(lens)
             free(out)
-            free(start)
-            free(rank)
 
     def encode_piece_bytes(self, bytes piece, tok_t max_rank=-1):
         """BPE-encode one pre-token given as bytes (``max_rank >= 0``: only ranks below it)."""
         cdef Py_ssize_t n = PyBytes_GET_SIZE(piece), k
+        if n >= 0x7FFFFFFF:
+            raise ValueError("a single pre-token of 2 GiB or more cannot be encoded; split the text")
         cdef tok_t* out = <tok_t*>malloc((n + 1) * sizeof(tok_t))
-        cdef Py_ssize_t* start = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
-        cdef tok_t* rank = <tok_t*>malloc((n + 1) * sizeof(tok_t))
         try:
-            if out == NULL or start == NULL or rank == NULL:
+            if out == NULL:
                 raise MemoryError()
             k = bpe_piece(&self.table, self.byte_rank, <const uint8_t*>PyBytes_AS_STRING(piece),
-                          n, max_rank, start, rank, out)
+                          n, max_rank, out)
+            if k < 0:
+                raise MemoryError()
             return [out[i] for i in range(k)]
         finally:
             free(out)
-            free(start)
-            free(rank)
 
     cdef inline Py_ssize_t _length_of(self, object token) except -1:
         cdef Py_ssize_t i
