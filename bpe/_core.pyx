@@ -377,8 +377,10 @@ cdef class Encoder:
 
     cdef TokenTable table
     cdef tok_t byte_rank[256]
+    cdef bint ready
 
     def __cinit__(self):
+        self.ready = False
         tt_init(&self.table)
 
     def __dealloc__(self):
@@ -387,6 +389,8 @@ cdef class Encoder:
     def __init__(self, dict mergeable_ranks, dict special_tokens):
         cdef bytes token
         cdef int b
+        if self.ready or self.table.n_ids:
+            raise RuntimeError("an Encoder is initialised once; build a new one")
         for token, rank in mergeable_ranks.items():
             tt_add(&self.table, rank, <const uint8_t*>PyBytes_AS_STRING(token),
                    PyBytes_GET_SIZE(token), True)
@@ -401,9 +405,16 @@ cdef class Encoder:
                 raise ValueError(
                     f"mergeable_ranks lacks the single-byte token {bytes([b])!r}; "
                     "a byte-level BPE needs a rank for each of the 256 bytes")
+        self.ready = True
+
+    cdef int _check_ready(self) except -1:
+        if not self.ready:
+            raise RuntimeError("this Encoder was not initialised; build it with Encoder(ranks, specials)")
+        return 0
 
     def encode_pieces(self, list pieces):
         """Encode each pre-token ``str``; raises ``UnicodeEncodeError`` on lone surrogates."""
+        self._check_ready()
         cdef Py_ssize_t n = len(pieces), i, total = 0, k = 0, m = 0, size
         if n == 0:
             return []
@@ -438,6 +449,7 @@ cdef class Encoder:
 
     def encode_piece_bytes(self, bytes piece, tok_t max_rank=-1):
         """BPE-encode one pre-token given as bytes (``max_rank >= 0``: only ranks below it)."""
+        self._check_ready()
         cdef Py_ssize_t n = PyBytes_GET_SIZE(piece), k
         if n >= 0x7FFFFFFF:
             raise ValueError("a single pre-token of 2 GiB or more cannot be encoded; split the text")

@@ -1,22 +1,13 @@
 """Training: determinism, the greedy property, backend agreement, vocabulary accounting."""
 
 import itertools
-from collections import Counter
 
 import pytest
 
 import bpe
 from bpe import _backend, _reference, patterns, training
 from conftest import read_text
-
-
-def _pair_counts(words, counts, id_seq):
-    stats = Counter()
-    for w, n in zip(words, counts):
-        seq = id_seq[w]
-        for pair in zip(seq, seq[1:]):
-            stats[pair] += n
-    return stats
+from greedy import assert_greedy
 
 
 def test_greedy_property_against_a_recount(backend):
@@ -28,22 +19,7 @@ def test_greedy_property_against_a_recount(backend):
     cnts = [counts[w] for w in words]
     merges = _backend.active().train_merges(words, cnts, 300, 1)
     assert len({c for _, _, c in merges if c >= 256}) == 300
-    seqs = {w: list(w) for w in words}
-    for a, b, c in merges:
-        stats = _pair_counts(words, cnts, seqs)
-        best = max(stats.values())
-        assert stats[(a, b)] == best
-        assert (a, b) == min(p for p, n in stats.items() if n == best)
-        for w, seq in seqs.items():
-            out, i = [], 0
-            while i < len(seq):
-                if i + 1 < len(seq) and seq[i] == a and seq[i + 1] == b:
-                    out.append(c)
-                    i += 2
-                else:
-                    out.append(seq[i])
-                    i += 1
-            seqs[w] = out
+    assert_greedy(words, cnts, merges)
 
 
 def test_backends_agree_on_merges():
