@@ -1,4 +1,4 @@
-"""Build script: cythonizes the compiled core (bpe/_core.pyx, bpe/_train.pyx).
+"""Build script: cythonizes the compiled core (bpe/_scanner.pyx, bpe/_core.pyx, bpe/_train.pyx).
 
 Set BPE_DEBUG_BUILD=1 to turn bounds and wraparound checks back on.  When Cython or a C
 compiler is missing the package still installs and runs on the pure-Python backend only if
@@ -26,8 +26,8 @@ def extensions():
 
     compile_args = ["-O0", "-g"] if DEBUG else ["-O3"]
     exts = [
-        Extension(f"bpe.{name}", [f"bpe/{name}.pyx"], extra_compile_args=compile_args)
-        for name in ("_core", "_train")
+        Extension(f"bpe.{name}", [f"bpe/{name}.pyx"], include_dirs=["bpe"], extra_compile_args=compile_args)
+        for name in ("_scanner", "_core", "_train")
     ]
     return cythonize(exts, compiler_directives=DIRECTIVES)
 

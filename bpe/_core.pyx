@@ -11,7 +11,7 @@ read files; it trusts its caller to hand it well-formed tables (checked in ``__i
 
 Performance notes
 -----------------
-* Pieces of up to LINEAR_MAX (128) bytes: each merge step scans the parts for the lowest rank
+* Pieces of up to LINEAR_MAX (64) bytes: each merge step scans the parts for the lowest rank
   (tiktoken's own approach), O(n^2) but with tiny constants and no allocation.
 * Longer pieces (100k spaces, a whole document with ``pattern=None``): a min-heap of merge
   candidates keyed by (rank, start) with lazy invalidation, O(n log n), same result.
@@ -22,12 +22,30 @@ Performance notes
 # cython: language_level=3
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.long cimport PyLong_FromLong
+from cpython.ref cimport Py_INCREF
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memmove
 
+from bpe._scanner cimport PAT_NONE, scan_piece
+
+from bpe._scanner import PATTERN_IDS
+
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
+
+
+cdef list _id_list(const tok_t* ids, Py_ssize_t k):
+    cdef list out = PyList_New(k)
+    cdef Py_ssize_t i
+    cdef object v
+    for i in range(k):
+        v = PyLong_FromLong(ids[i])
+        Py_INCREF(v)
+        PyList_SET_ITEM(out, i, v)
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -35,14 +53,27 @@ cdef extern from "Python.h":
 # --------------------------------------------------------------------------------------------
 
 cdef uint64_t hash_bytes(const uint8_t* data, Py_ssize_t n) noexcept nogil:
-    # FNV-1a, then a final avalanche so that the low bits (the slot index) are well mixed.
-    cdef uint64_t h = 14695981039346656037ULL
-    cdef Py_ssize_t i
-    for i in range(n):
-        h = (h ^ data[i]) * 1099511628211ULL
-    h ^= h >> 33
-    h *= 0xff51afd7ed558ccdULL
-    h ^= h >> 33
+    # Eight bytes at a time (a multiply-xorshift mix per word), then a final avalanche so that
+    # the low bits (the slot index) are well mixed.  Values differ
+    # between little- and big-endian machines, which is fine: tables are built in-process.
+    cdef uint64_t h = 0x9E3779B97F4A7C15ULL ^ (<uint64_t>n * 0xff51afd7ed558ccdULL)
+    cdef uint64_t w
+    cdef Py_ssize_t k
+    while n >= 8:
+        memcpy(&w, data, 8)
+        h = (h ^ w) * 0x9E3779B97F4A7C15ULL
+        h ^= h >> 29
+        data += 8
+        n -= 8
+    if n > 0:
+        w = 0
+        for k in range(n):
+            w |= (<uint64_t>data[k]) << (8 * k)
+        h = (h ^ w) * 0x9E3779B97F4A7C15ULL
+        h ^= h >> 29
+    h ^= h >> 32
+    h *= 0xd6e8feb86659fd93ULL
+    h ^= h >> 32
     return h
 
 
@@ -61,7 +92,7 @@ cdef int tt_init(TokenTable* t) except -1 nogil:
     t.blob = <uint8_t*>malloc(t.blob_cap)
     t.off = <Py_ssize_t*>malloc(t.id_cap * sizeof(Py_ssize_t))
     t.length = <int32_t*>malloc(t.id_cap * sizeof(int32_t))
-    t.slots = <tok_t*>malloc(t.n_slots * sizeof(tok_t))
+    t.slots = <Slot*>malloc(t.n_slots * sizeof(Slot))
     if t.blob == NULL or t.off == NULL or t.length == NULL or t.slots == NULL:
         tt_free(t)
         return _no_memory()
@@ -69,7 +100,7 @@ cdef int tt_init(TokenTable* t) except -1 nogil:
     for i in range(t.id_cap):
         t.length[i] = -1
     for i in range(t.n_slots):
-        t.slots[i] = NO_TOKEN
+        t.slots[i].token = NO_TOKEN
     return 0
 
 
@@ -86,32 +117,56 @@ cdef void tt_free(TokenTable* t) noexcept nogil:
     t.n_keys = 0
 
 
+cdef inline uint64_t _head(const uint8_t* data, Py_ssize_t n) noexcept nogil:
+    # the first (up to) eight bytes, zero-padded: stored in the slot so that short tokens are
+    # compared without touching the blob
+    cdef uint64_t w = 0
+    cdef Py_ssize_t k
+    if n >= 8:
+        memcpy(&w, data, 8)
+        return w
+    for k in range(n):
+        w |= (<uint64_t>data[k]) << (8 * k)
+    return w
+
+
 cdef tok_t tt_find(const TokenTable* t, const uint8_t* data, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = hash_bytes(data, n)
+    cdef uint64_t head = _head(data, n)
     cdef Py_ssize_t mask = t.n_slots - 1
-    cdef Py_ssize_t i = <Py_ssize_t>(hash_bytes(data, n) & <uint64_t>mask)
-    cdef tok_t token
+    cdef Py_ssize_t i = <Py_ssize_t>(h & <uint64_t>mask)
+    cdef const Slot* slot
     while True:
-        token = t.slots[i]
-        if token == NO_TOKEN:
+        slot = &t.slots[i]
+        if slot.token == NO_TOKEN:
             return NO_TOKEN
-        if t.length[token] == n and memcmp(t.blob + t.off[token], data, n) == 0:
-            return token
+        if slot.head == head and slot.length == n:
+            if n <= 8 or memcmp(t.blob + t.off[slot.token] + 8, data + 8, n - 8) == 0:
+                return slot.token
         i = (i + 1) & mask
 
 
+cdef void _tt_place(Slot* slots, Py_ssize_t mask, const uint8_t* data, Py_ssize_t n, tok_t token) noexcept nogil:
+    cdef Py_ssize_t i = <Py_ssize_t>(hash_bytes(data, n) & <uint64_t>mask)
+    while slots[i].token != NO_TOKEN:
+        i = (i + 1) & mask
+    slots[i].token = token
+    slots[i].length = <int32_t>n
+    slots[i].head = _head(data, n)
+
+
 cdef int _tt_rehash(TokenTable* t, Py_ssize_t n_slots) except -1 nogil:
-    cdef tok_t* slots = <tok_t*>malloc(n_slots * sizeof(tok_t))
+    cdef Slot* slots = <Slot*>malloc(n_slots * sizeof(Slot))
     if slots == NULL:
         return _no_memory()
-    cdef Py_ssize_t i, j, mask = n_slots - 1
+    cdef Py_ssize_t i
+    cdef tok_t token
     for i in range(n_slots):
-        slots[i] = NO_TOKEN
+        slots[i].token = NO_TOKEN
     for i in range(t.n_slots):
-        if t.slots[i] != NO_TOKEN:
-            j = <Py_ssize_t>(hash_bytes(t.blob + t.off[t.slots[i]], t.length[t.slots[i]]) & <uint64_t>mask)
-            while slots[j] != NO_TOKEN:
-                j = (j + 1) & mask
-            slots[j] = t.slots[i]
+        token = t.slots[i].token
+        if token != NO_TOKEN:
+            _tt_place(slots, n_slots - 1, t.blob + t.off[token], t.length[token], token)
     free(t.slots)
     t.slots = slots
     t.n_slots = n_slots
@@ -166,11 +221,7 @@ cdef int tt_add(TokenTable* t, tok_t token, const uint8_t* data, Py_ssize_t n, b
             raise ValueError(f"the bytes of token id {token} are already the bytes of another token")
     if 2 * (t.n_keys + 1) > t.n_slots:
         _tt_rehash(t, t.n_slots * 2)
-    cdef Py_ssize_t mask = t.n_slots - 1
-    i = <Py_ssize_t>(hash_bytes(data, n) & <uint64_t>mask)
-    while t.slots[i] != NO_TOKEN:
-        i = (i + 1) & mask
-    t.slots[i] = token
+    _tt_place(t.slots, t.n_slots - 1, data, n, token)
     t.n_keys += 1
     return 0
 
@@ -188,8 +239,14 @@ cdef inline tok_t _rank_of(const TokenTable* t, const uint8_t* p, Py_ssize_t a, 
     return r
 
 
-cdef Py_ssize_t _bpe_short(const TokenTable* t, const tok_t* byte_rank, const uint8_t* p,
-                           Py_ssize_t n, tok_t limit, tok_t* out) noexcept nogil:
+cdef inline tok_t _pair2(const tok_t* pair2, const uint8_t* p, Py_ssize_t i, tok_t limit) noexcept nogil:
+    # rank of the two-byte token p[i:i+2] if below `limit`, from the 64K-entry direct table
+    cdef tok_t r = pair2[(<Py_ssize_t>p[i] << 8) | p[i + 1]]
+    return r if r < limit else NO_RANK
+
+
+cdef Py_ssize_t _bpe_short(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
+                           const uint8_t* p, Py_ssize_t n, tok_t limit, tok_t* out) noexcept nogil:
     # Linear scan (n <= LINEAR_MAX): part i is p[start[i]:start[i+1]]; rank[i] is the rank of
     # parts i and i+1 merged.  Each step merges the lowest rank, leftmost among equals.
     cdef Py_ssize_t start[LINEAR_MAX + 1]
@@ -199,7 +256,7 @@ cdef Py_ssize_t _bpe_short(const TokenTable* t, const tok_t* byte_rank, const ui
     for i in range(n + 1):
         start[i] = i
     for i in range(n - 1):
-        rank[i] = _rank_of(t, p, i, i + 2, limit)
+        rank[i] = _pair2(pair2, p, i, limit)
     rank[n - 1] = NO_RANK
     while n_parts > 1:
         best = NO_RANK
@@ -280,8 +337,8 @@ cdef inline Candidate _cand_pop(Candidate* heap, Py_ssize_t* size) noexcept nogi
     return top
 
 
-cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* byte_rank, const uint8_t* p,
-                          Py_ssize_t n, tok_t limit, tok_t* out) noexcept nogil:
+cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
+                          const uint8_t* p, Py_ssize_t n, tok_t limit, tok_t* out) noexcept nogil:
     # Heap version for long pieces, O(n log n), same result as _bpe_short.  Parts form a linked
     # list over their start offsets: nxt[i] is the start of the part after the one starting at
     # i (n for the last part, -1 once part i has been absorbed).  A candidate (rank, left,
@@ -307,7 +364,7 @@ cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* byte_rank, const uin
         prv[i] = i - 1
         tok[i] = byte_rank[p[i]]
     for i in range(n - 1):
-        r = _rank_of(t, p, i, i + 2, limit)
+        r = _pair2(pair2, p, i, limit)
         if r != NO_RANK:
             _cand_push(heap, &size, r, i, i + 1, i + 2)
     while size > 0:
@@ -342,7 +399,7 @@ cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* byte_rank, const uin
     return k
 
 
-cdef Py_ssize_t bpe_piece(const TokenTable* t, const tok_t* byte_rank,
+cdef Py_ssize_t bpe_piece(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
                           const uint8_t* p, Py_ssize_t n, tok_t max_rank, tok_t* out) noexcept nogil:
     """Write the ids of piece ``p[:n]`` to ``out`` (room for n ids); return how many, or -1
     when out of memory.
@@ -364,8 +421,8 @@ cdef Py_ssize_t bpe_piece(const TokenTable* t, const tok_t* byte_rank,
     else:
         limit = max_rank
     if n <= LINEAR_MAX:
-        return _bpe_short(t, byte_rank, p, n, limit, out)
-    return _bpe_long(t, byte_rank, p, n, limit, out)
+        return _bpe_short(t, byte_rank, pair2, p, n, limit, out)
+    return _bpe_long(t, byte_rank, pair2, p, n, limit, out)
 
 
 # --------------------------------------------------------------------------------------------
@@ -377,14 +434,17 @@ cdef class Encoder:
 
     cdef TokenTable table
     cdef tok_t byte_rank[256]
+    cdef tok_t* pair2           # rank of each two-byte token (NO_RANK if none), 65536 entries
     cdef bint ready
 
     def __cinit__(self):
         self.ready = False
+        self.pair2 = NULL
         tt_init(&self.table)
 
     def __dealloc__(self):
         tt_free(&self.table)
+        free(self.pair2)
 
     def __init__(self, dict mergeable_ranks, dict special_tokens):
         cdef bytes token
@@ -405,12 +465,55 @@ cdef class Encoder:
                 raise ValueError(
                     f"mergeable_ranks lacks the single-byte token {bytes([b])!r}; "
                     "a byte-level BPE needs a rank for each of the 256 bytes")
+        self.pair2 = <tok_t*>malloc(65536 * sizeof(tok_t))
+        if self.pair2 == NULL:
+            raise MemoryError()
+        cdef uint8_t two[2]
+        cdef int x
+        for x in range(65536):
+            two[0] = <uint8_t>(x >> 8)
+            two[1] = <uint8_t>(x & 255)
+            self.pair2[x] = tt_find(&self.table, two, 2)
+            if self.pair2[x] == NO_TOKEN:
+                self.pair2[x] = NO_RANK
         self.ready = True
 
     cdef int _check_ready(self) except -1:
         if not self.ready:
             raise RuntimeError("this Encoder was not initialised; build it with Encoder(ranks, specials)")
         return 0
+
+    def encode_text(self, str text, str pattern):
+        """Split ``text`` with the named ``pattern``'s scanner and encode it, all without the
+        GIL; raises ``UnicodeEncodeError`` on lone surrogates."""
+        self._check_ready()
+        cdef int pid = PATTERN_IDS[pattern] if pattern is not None else PAT_NONE
+        cdef Py_ssize_t n, i = 0, j, k = 0, m = 0
+        cdef const uint8_t* p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
+        if n == 0:
+            return []
+        cdef tok_t* out = <tok_t*>malloc((n + 1) * sizeof(tok_t))
+        if out == NULL:
+            raise MemoryError()
+        try:
+            with nogil:
+                while i < n:
+                    j = scan_piece(pid, p, n, i)
+                    if j - i >= 0x7FFFFFFF:
+                        m = -2
+                        break
+                    m = bpe_piece(&self.table, self.byte_rank, self.pair2, p + i, j - i, -1, out + k)
+                    if m < 0:
+                        break
+                    k += m
+                    i = j
+            if m == -2:
+                raise ValueError("a single pre-token of 2 GiB or more cannot be encoded; split the text")
+            if m < 0:
+                raise MemoryError()
+            return _id_list(out, k)
+        finally:
+            free(out)
 
     def encode_pieces(self, list pieces):
         """Encode each pre-token ``str``; raises ``UnicodeEncodeError`` on lone surrogates."""
@@ -435,13 +538,13 @@ cdef class Encoder:
                 raise MemoryError()
             with nogil:
                 for i in range(n):
-                    m = bpe_piece(&self.table, self.byte_rank, <const uint8_t*>ptrs[i], lens[i], -1, out + k)
+                    m = bpe_piece(&self.table, self.byte_rank, self.pair2, <const uint8_t*>ptrs[i], lens[i], -1, out + k)
                     if m < 0:
                         break
                     k += m
             if m < 0:
                 raise MemoryError()
-            return [out[i] for i in range(k)]
+            return _id_list(out, k)
         finally:
             free(ptrs)
             free(lens)
@@ -457,7 +560,7 @@ cdef class Encoder:
         try:
             if out == NULL:
                 raise MemoryError()
-            k = bpe_piece(&self.table, self.byte_rank, <const uint8_t*>PyBytes_AS_STRING(piece),
+            k = bpe_piece(&self.table, self.byte_rank, self.pair2, <const uint8_t*>PyBytes_AS_STRING(piece),
                           n, max_rank, out)
             if k < 0:
                 raise MemoryError()

@@ -12,7 +12,9 @@ job of the pure-Python modules around it (``patterns``, ``special``, ``tokenizer
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Optional
+
+from . import _reference_scan
 
 NO_RANK = 2**31 - 1
 
@@ -36,6 +38,11 @@ class Encoder:
                 f"mergeable_ranks lacks {len(missing)} single-byte tokens (first: {bytes([missing[0]])!r}); "
                 "a byte-level BPE needs a rank for each of the 256 bytes"
             )
+
+    def encode_text(self, text: str, pattern: Optional[str]) -> list[int]:
+        """Split ``text`` with the named ``pattern`` (None: no split) and encode it."""
+        pieces = _reference_scan.split(text, pattern) if pattern is not None else [text]
+        return self.encode_pieces(pieces)
 
     def encode_pieces(self, pieces: list[str]) -> list[int]:
         """Encode each pre-token (raises ``UnicodeEncodeError`` on lone surrogates)."""

@@ -14,6 +14,7 @@ tiktoken's engine only matches at the very end, so ``$`` is rewritten to ``\\Z``
 from __future__ import annotations
 
 import re as _stdlib_re
+from functools import lru_cache
 from typing import Optional, Union
 
 import regex
@@ -135,8 +136,14 @@ def resolve(pattern: Union[str, "regex.Pattern[str]", None]) -> tuple[Optional[s
     return None, pattern
 
 
+@lru_cache(maxsize=64)
 def compile_pattern(pattern_string: Optional[str]) -> "Optional[regex.Pattern[str]]":
-    """Compile a split regex (``None`` stays ``None``), with a clear error if it is invalid."""
+    """Compile a split regex (``None`` stays ``None``), with a clear error if it is invalid.
+
+    This is the general path, on the ``regex`` module's Unicode tables.  Tokenizers with a named
+    pattern split with the scanners instead (``bpe._scanner`` / ``bpe._reference_scan``), which
+    follow tiktoken's tables.
+    """
     if pattern_string is None:
         return None
     try:

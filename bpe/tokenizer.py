@@ -74,7 +74,10 @@ class Tokenizer:
             raise ValueError(f"normalization must be one of {NORMALIZATIONS} or None, got {normalization!r}")
 
         self._pattern_name, self._pattern = patterns.resolve(pattern)
-        self._regex = patterns.compile_pattern(self._pattern)
+        # named patterns (and no pattern) run on the backend's own scanner, which follows
+        # tiktoken's Unicode tables; custom patterns on the `regex` module
+        self._scanned = self._pattern is None or self._pattern_name is not None
+        self._regex = None if self._scanned else patterns.compile_pattern(self._pattern)
         self._mergeable_ranks = mergeable_ranks
         self._special_tokens = specials
         self._special_set = frozenset(specials)
@@ -267,10 +270,11 @@ class Tokenizer:
         if self._normalization is not None:
             text = unicodedata.normalize(self._normalization, text)
         try:
+            if self._scanned:
+                return self._core.encode_text(text, self._pattern_name)
             return self._core.encode_pieces(patterns.split(self._regex, text))
         except UnicodeEncodeError:
-            text = training.repair_surrogates(text)
-            return self._core.encode_pieces(patterns.split(self._regex, text))
+            return self._encode_plain(training.repair_surrogates(text))
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode ``text`` with special-token strings treated as plain text."""

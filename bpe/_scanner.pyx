@@ -1,0 +1,312 @@
+"""Hand-written pre-tokenizer: the named split patterns as direct scanners over UTF-8.
+
+``scan_piece(pattern, s, n, i)`` returns where the pre-token that starts at byte ``i`` of the
+valid UTF-8 text ``s[:n]`` ends, exactly as tiktoken's regex (leftmost alternative first,
+greedy/possessive quantifiers, backtracking where the pattern needs it) would.  Character
+classes come from ``_unicode_tables.h``, read off tiktoken's own regex engine by
+``scripts/make_unicode_tables.py`` (Unicode 16.0 as tiktoken 0.14 sees it), so the split
+agrees with tiktoken on every code point, including ones the ``regex`` module classes
+differently.  Custom patterns do not come here: ``bpe.patterns`` runs them on ``regex``.
+
+Each pattern function below mirrors its regex alternative by alternative; the comments quote
+the alternative being matched.  All functions are pure C, run without the GIL and never read
+past ``n``.
+"""
+
+# cython: language_level=3
+
+from libc.stdint cimport uint8_t, uint32_t
+
+cdef extern from "Python.h":
+    const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
+
+cdef extern from "_unicode_tables.h":
+    const unsigned short bpe_uclass_index[]
+    const unsigned char bpe_uclass_data[]
+
+# character classes (see scripts/make_unicode_tables.py) as bit masks
+cdef enum:
+    C_OTHER = 1 << 0
+    C_WS = 1 << 1
+    C_N = 1 << 2
+    C_LU = 1 << 3     # Lu, Lt
+    C_LL = 1 << 4     # Ll
+    C_LMO = 1 << 5    # Lm, Lo
+    C_M = 1 << 6      # Mn, Mc, Me
+
+    M_L = C_LU | C_LL | C_LMO                 # \p{L}
+    M_PUNCT = C_OTHER | C_M                   # [^\s\p{L}\p{N}]
+    M_UPPER = C_LU | C_LMO | C_M              # [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
+    M_LOWER = C_LL | C_LMO | C_M              # [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+    M_PREFIX = C_OTHER | C_M | C_WS           # [^\r\n\p{L}\p{N}] (minus \r \n, checked apart)
+
+
+cdef unsigned char ASCII_CLASS[128]
+
+
+cdef inline int _cls_at(const uint8_t* s, Py_ssize_t i, Py_ssize_t* width) noexcept nogil:
+    """Class mask of the code point at byte i (valid UTF-8 assumed); its length in *width."""
+    cdef uint8_t b0 = s[i]
+    cdef uint32_t cp
+    if b0 < 0x80:
+        width[0] = 1
+        return ASCII_CLASS[b0]
+    if b0 < 0xE0:
+        cp = ((b0 & 0x1F) << 6) | (s[i + 1] & 0x3F)
+        width[0] = 2
+    elif b0 < 0xF0:
+        cp = ((b0 & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
+        width[0] = 3
+    else:
+        cp = ((b0 & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F)
+        width[0] = 4
+    return 1 << bpe_uclass_data[(<Py_ssize_t>bpe_uclass_index[cp >> 7]) * 128 + (cp & 127)]
+
+
+cdef inline Py_ssize_t _run(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, int mask) noexcept nogil:
+    """End of the longest run of characters in ``mask`` starting at i (i if none)."""
+    cdef Py_ssize_t w
+    while i < n:
+        if s[i] < 0x80:
+            if not (ASCII_CLASS[s[i]] & mask):
+                break
+            i += 1
+        else:
+            if not (_cls_at(s, i, &w) & mask):
+                break
+            i += w
+    return i
+
+
+cdef inline bint _is_crlf(uint8_t b) noexcept nogil:
+    return b == 13 or b == 10
+
+
+cdef inline Py_ssize_t _contraction(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, bint icase) noexcept nogil:
+    """End of ``'s|'t|'re|'ve|'m|'ll|'d`` at i (case-insensitive if icase), or -1."""
+    if i + 1 >= n or s[i] != 39:  # "'"
+        return -1
+    cdef uint8_t b1 = s[i + 1], b2
+    if icase:
+        if 65 <= b1 <= 90:
+            b1 += 32
+        elif b1 == 0xC5 and i + 2 < n and s[i + 2] == 0xBF:  # U+017F LONG S folds to 's'
+            return i + 3
+    if b1 == 115 or b1 == 116 or b1 == 109 or b1 == 100:  # s t m d
+        return i + 2
+    if i + 2 >= n:
+        return -1
+    b2 = s[i + 2]
+    if icase and 65 <= b2 <= 90:
+        b2 += 32
+    if (b1 == 108 and b2 == 108) or (b1 == 118 and b2 == 101) or (b1 == 114 and b2 == 101):  # ll ve re
+        return i + 3
+    return -1
+
+
+cdef inline Py_ssize_t _whitespace(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, bint end_first,
+                                   bint crlf_rule) noexcept nogil:
+    """The whitespace alternatives, in the patterns' order.
+
+    end_first: ``\\s++$`` (whole run if it reaches the end of the text);
+    crlf_rule: ``\\s*[\\r\\n]+`` (up to and including the last CR/LF of the run);
+    then ``\\s+(?!\\S)`` (all but the last character of a run followed by non-space) and
+    finally a single ``\\s`` (the run is one character).
+    """
+    cdef Py_ssize_t j = i, last = i, w, last_crlf = -1
+    while j < n:
+        if s[j] < 0x80:
+            if not (ASCII_CLASS[s[j]] & C_WS):
+                break
+            if _is_crlf(s[j]):
+                last_crlf = j
+            last = j
+            j += 1
+        else:
+            if not (_cls_at(s, j, &w) & C_WS):
+                break
+            last = j
+            j += w
+    if end_first and j == n:
+        return n
+    if crlf_rule and last_crlf >= 0:
+        return last_crlf + 1
+    if j == n:
+        return n
+    if last > i:
+        return last
+    return j
+
+
+# ---------------------------------------------------------------------------------- patterns
+
+cdef Py_ssize_t _scan_gpt2(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+    # '(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s
+    cdef Py_ssize_t e, w, j = i
+    cdef int c
+    e = _contraction(s, n, i, False)
+    if e >= 0:
+        return e
+    if s[i] == 32 and i + 1 < n:
+        j = i + 1
+    c = _cls_at(s, j, &w)
+    if c & M_L:
+        return _run(s, n, j, M_L)
+    if c & C_N:
+        return _run(s, n, j, C_N)
+    if c & M_PUNCT:
+        return _run(s, n, j, M_PUNCT)
+    return _whitespace(s, n, i, True, False)
+
+
+cdef Py_ssize_t _scan_cl100k(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+    # '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+
+    # |\s++$|\s*[\r\n]|\s+(?!\S)|\s
+    return _scan_cl100k_like(s, n, i, True)
+
+
+cdef Py_ssize_t _scan_llama3(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+    # (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*
+    # |\s*[\r\n]+|\s+(?!\S)|\s+
+    return _scan_cl100k_like(s, n, i, False)
+
+
+cdef inline Py_ssize_t _scan_cl100k_like(const uint8_t* s, Py_ssize_t n, Py_ssize_t i,
+                                         bint end_first) noexcept nogil:
+    cdef Py_ssize_t e, w, w1, k
+    cdef int c, c1
+    e = _contraction(s, n, i, True)
+    if e >= 0:
+        return e
+    c = _cls_at(s, i, &w)
+    # [^\r\n\p{L}\p{N}]?\p{L}+
+    if c & M_L:
+        return _run(s, n, i + w, M_L)
+    if (c & M_PREFIX) and not _is_crlf(s[i]) and i + w < n:
+        c1 = _cls_at(s, i + w, &w1)
+        if c1 & M_L:
+            return _run(s, n, i + w + w1, M_L)
+    # \p{N}{1,3}
+    if c & C_N:
+        e = i + w
+        for k in range(2):
+            if e < n and (_cls_at(s, e, &w1) & C_N):
+                e += w1
+            else:
+                break
+        return e
+    #  ?[^\s\p{L}\p{N}]+[\r\n]*
+    if s[i] == 32 and i + 1 < n and (_cls_at(s, i + 1, &w1) & M_PUNCT):
+        e = _run(s, n, i + 1, M_PUNCT)
+        while e < n and _is_crlf(s[e]):
+            e += 1
+        return e
+    if c & M_PUNCT:
+        e = _run(s, n, i, M_PUNCT)
+        while e < n and _is_crlf(s[e]):
+            e += 1
+        return e
+    return _whitespace(s, n, i, end_first, True)
+
+
+cdef inline Py_ssize_t _o200k_letters(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, bint upper_first) noexcept nogil:
+    """From i: ``U*W+`` (upper_first False) or ``U+W*`` (True), U/W the o200k letter sets;
+    return the end, or -1 if it does not match."""
+    cdef Py_ssize_t j = i, w, last_lower = -1, last_lower_w = 0
+    cdef int c
+    # U*: the longest run of upper-set characters, remembering the last one also in W
+    while j < n:
+        c = _cls_at(s, j, &w)
+        if not (c & M_UPPER):
+            break
+        if c & M_LOWER:
+            last_lower = j
+            last_lower_w = w
+        j += w
+    if upper_first:
+        if j == i:
+            return -1
+        return _run(s, n, j, M_LOWER)
+    if j < n and (_cls_at(s, j, &w) & M_LOWER):
+        return _run(s, n, j, M_LOWER)
+    # backtrack U* to its last character that W+ can take (the characters after it are
+    # upper-only, so W+ is that one character)
+    if last_lower >= 0:
+        return last_lower + last_lower_w
+    return -1
+
+
+cdef Py_ssize_t _scan_o200k(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+    # [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+    # |[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+    # |\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+    cdef Py_ssize_t e = -1, w, w1, k, f
+    cdef int c = _cls_at(s, i, &w)
+    cdef bint prefix = (c & M_PREFIX) != 0 and not _is_crlf(s[i]) and i + w < n
+    cdef int alt
+    for alt in range(2):  # the two letter alternatives, each with and without the prefix
+        if prefix:
+            e = _o200k_letters(s, n, i + w, alt == 1)
+        if e < 0:
+            e = _o200k_letters(s, n, i, alt == 1)
+        if e >= 0:
+            f = _contraction(s, n, e, True)
+            return f if f >= 0 else e
+    if c & C_N:
+        e = i + w
+        for k in range(2):
+            if e < n and (_cls_at(s, e, &w1) & C_N):
+                e += w1
+            else:
+                break
+        return e
+    if s[i] == 32 and i + 1 < n and (_cls_at(s, i + 1, &w1) & M_PUNCT):
+        e = _run(s, n, i + 1, M_PUNCT)
+    elif c & M_PUNCT:
+        e = _run(s, n, i, M_PUNCT)
+    if e >= 0:
+        while e < n and (_is_crlf(s[e]) or s[e] == 47):  # [\r\n/]*
+            e += 1
+        return e
+    return _whitespace(s, n, i, False, True)
+
+
+cdef Py_ssize_t scan_piece(int pattern, const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+    """End of the pre-token starting at byte i (i < n) of valid UTF-8 ``s[:n]``."""
+    if pattern == PAT_GPT2:
+        return _scan_gpt2(s, n, i)
+    if pattern == PAT_CL100K:
+        return _scan_cl100k(s, n, i)
+    if pattern == PAT_O200K:
+        return _scan_o200k(s, n, i)
+    if pattern == PAT_LLAMA3:
+        return _scan_llama3(s, n, i)
+    return n
+
+
+cdef void _init_ascii() noexcept:
+    cdef int b
+    for b in range(128):
+        ASCII_CLASS[b] = 1 << bpe_uclass_data[(<Py_ssize_t>bpe_uclass_index[0]) * 128 + b]
+
+
+_init_ascii()
+
+#: pattern name -> id understood by scan_piece (and Encoder.encode_text)
+PATTERN_IDS = {"gpt2": PAT_GPT2, "r50k_base": PAT_GPT2, "p50k_base": PAT_GPT2,
+               "cl100k_base": PAT_CL100K, "o200k_base": PAT_O200K, "llama3": PAT_LLAMA3}
+
+
+def split(str text, str pattern):
+    """Split ``text`` with the scanner for a named pattern (for tests and tools)."""
+    cdef Py_ssize_t n, i = 0, j
+    cdef const char* p
+    cdef int pid = PATTERN_IDS[pattern]
+    cdef list out = []
+    p = PyUnicode_AsUTF8AndSize(text, &n)
+    while i < n:
+        j = scan_piece(pid, <const uint8_t*>p, n, i)
+        out.append(p[i:j].decode("utf-8"))
+        i = j
+    return out
+

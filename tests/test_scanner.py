@@ -1,0 +1,72 @@
+"""The hand-written splitters (compiled and pure) against the regex patterns they replace.
+
+The ``regex`` module's Unicode tables are newer than tiktoken's, so the comparison with regex
+leaves out code points unassigned in Python's own Unicode data; tiktoken itself is the oracle
+for those (test_tiktoken_identity.test_code_points_in_context).
+"""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bpe import _backend, _reference_scan, patterns
+from conftest import read_text
+
+NAMES = ["gpt2", "cl100k_base", "o200k_base", "llama3"]
+
+
+def _splitters():
+    out = [("python", _reference_scan.split)]
+    if _backend.COMPILED is not None:
+        from bpe import _scanner
+
+        out.append(("cython", _scanner.split))
+    return out
+
+
+def _regex_split(text, name):
+    return patterns.split(patterns.compile_pattern(patterns.NAMED_PATTERNS[name]), text)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("fixture", ["austen.txt", "mixed.txt"])
+def test_fixtures_split_like_regex(name, fixture):
+    text = read_text(fixture)
+    expected = _regex_split(text, name)
+    for label, split in _splitters():
+        assert split(text, name) == expected, label
+
+
+def test_compiled_scanner_is_present():
+    if _backend.COMPILED is None:
+        pytest.fail("the compiled core is not built (pip install .)")
+    assert [label for label, _ in _splitters()] == ["python", "cython"]
+
+
+PIECES = [
+    " ", "  ", "   ", "\n", "\n\n", "\r\n", "\r", "\t", "\x0b", "\x0c", "\x1c", "\x85", "\u00a0",
+    "\u2028", "\u3000", "\u200d", "\ufeff", "'", "'s", "'S", "'t", "'ll", "'LL", "'Ve", "'re", "'m",
+    "'d", "'\u017f", "'x", "a", "b", "Z", "ab", "AB", "Hello", "WORLD", "ǅ", "ʰ", "ﬁ", "é", "e\u0301",
+    "\u0301", "\u0903", "\u20dd", "ß", "İ", "Σ", "σ", "ᾈ", "1", "12", "1234", "٣", "²", "Ⅻ", "½",
+    "日本", "かな", "カナ", "한국", "العربية", "हिन्दी", "!", "?", "...", "/", "//", "$", "_",
+    "-", "🙂", "👍🏽", "🇵🇹", "x/", "a\n/", " !", " \n", "\n ", " a", "\ta", "\n\na", "\r\n\r\n ",
+]
+ASSIGNED = st.characters(blacklist_categories=("Cs", "Cn"))
+TEXT = st.lists(st.one_of(st.sampled_from(PIECES), st.text(ASSIGNED, max_size=3)), max_size=14).map("".join)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(TEXT)
+def test_random_text_splits_like_regex(text):
+    for name in NAMES:
+        expected = _regex_split(text, name)
+        for label, split in _splitters():
+            assert split(text, name) == expected, (label, name)
+
+
+def test_pieces_cover_the_text_with_unassigned_code_points():
+    text = "a\U000323b0's \u1ae7\u1ae7 x\U0010ffff\U000e0001 \u0378\n"
+    for name in NAMES:
+        for label, split in _splitters():
+            pieces = split(text, name)
+            assert "".join(pieces) == text and all(pieces), (label, name)
