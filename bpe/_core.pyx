@@ -515,6 +515,47 @@ cdef class Encoder:
         finally:
             free(out)
 
+    def count_text(self, str text, str pattern, Py_ssize_t limit=-1):
+        """How many tokens ``encode_text`` would give, without building them; with
+        ``limit >= 0`` stop as soon as the count passes it and return -1."""
+        self._check_ready()
+        cdef int pid = PATTERN_IDS[pattern] if pattern is not None else PAT_NONE
+        cdef Py_ssize_t n, i = 0, j, k = 0, m = 0, cap = 256
+        cdef const uint8_t* p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
+        cdef tok_t* scratch = <tok_t*>malloc(cap * sizeof(tok_t))
+        cdef void* grown
+        if scratch == NULL:
+            raise MemoryError()
+        try:
+            with nogil:
+                while i < n:
+                    j = scan_piece(pid, p, n, i)
+                    if j - i >= 0x7FFFFFFF:
+                        m = -2
+                        break
+                    if j - i > cap:
+                        cap = j - i
+                        grown = realloc(scratch, cap * sizeof(tok_t))
+                        if grown == NULL:
+                            m = -1
+                            break
+                        scratch = <tok_t*>grown
+                    m = bpe_piece(&self.table, self.byte_rank, self.pair2, p + i, j - i, -1, scratch)
+                    if m < 0:
+                        break
+                    k += m
+                    if 0 <= limit < k:
+                        k = -1
+                        break
+                    i = j
+            if m == -2:
+                raise ValueError("a single pre-token of 2 GiB or more cannot be encoded; split the text")
+            if m < 0:
+                raise MemoryError()
+            return k
+        finally:
+            free(scratch)
+
     def encode_pieces(self, list pieces):
         """Encode each pre-token ``str``; raises ``UnicodeEncodeError`` on lone surrogates."""
         self._check_ready()
@@ -549,6 +590,15 @@ cdef class Encoder:
             free(ptrs)
             free(lens)
             free(out)
+
+    def count_pieces(self, list pieces, Py_ssize_t limit=-1):
+        """How many tokens ``encode_pieces`` would give; -1 as soon as it passes ``limit``."""
+        cdef Py_ssize_t total = 0
+        for piece in pieces:
+            total += len(self.encode_pieces([piece]))
+            if 0 <= limit < total:
+                return -1
+        return total
 
     def encode_piece_bytes(self, bytes piece, tok_t max_rank=-1):
         """BPE-encode one pre-token given as bytes (``max_rank >= 0``: only ranks below it)."""

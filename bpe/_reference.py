@@ -44,6 +44,20 @@ class Encoder:
         pieces = _reference_scan.split(text, pattern) if pattern is not None else [text]
         return self.encode_pieces(pieces)
 
+    def count_text(self, text: str, pattern: Optional[str], limit: int = -1) -> int:
+        """Token count of ``encode_text``; -1 as soon as it passes ``limit`` (if >= 0)."""
+        pieces = _reference_scan.split(text, pattern) if pattern is not None else [text]
+        return self.count_pieces(pieces, limit)
+
+    def count_pieces(self, pieces: list[str], limit: int = -1) -> int:
+        """Token count of ``encode_pieces``; -1 as soon as it passes ``limit`` (if >= 0)."""
+        total = 0
+        for piece in pieces:
+            total += len(self.encode_piece_bytes(piece.encode("utf-8")))
+            if 0 <= limit < total:
+                return -1
+        return total
+
     def encode_pieces(self, pieces: list[str]) -> list[int]:
         """Encode each pre-token (raises ``UnicodeEncodeError`` on lone surrogates)."""
         out: list[int] = []

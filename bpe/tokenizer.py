@@ -276,6 +276,33 @@ class Tokenizer:
         except UnicodeEncodeError:
             return self._encode_plain(training.repair_surrogates(text))
 
+    def _count_plain(self, text: str, limit: int) -> int:
+        if self._normalization is not None:
+            text = unicodedata.normalize(self._normalization, text)
+        try:
+            if self._scanned:
+                return self._core.count_text(text, self._pattern_name, limit)
+            return self._core.count_pieces(patterns.split(self._regex, text), limit)
+        except UnicodeEncodeError:
+            return self._count_plain(training.repair_surrogates(text), limit)
+
+    def count(self, text: str) -> int:
+        """``len(encode_ordinary(text))`` without building the ids (special-token text is
+        counted as plain text): for context budgets and costs."""
+        if not isinstance(text, str):
+            raise TypeError(_not_str(text))
+        return self._count_plain(text, -1)
+
+    def count_till_limit(self, text: str, limit: int) -> Optional[int]:
+        """The token count of ``text`` if it is at most ``limit``, else ``None``; encoding stops
+        as soon as the count passes the limit, so a long text over budget costs little."""
+        if not isinstance(text, str):
+            raise TypeError(_not_str(text))
+        if not isinstance(limit, int) or limit < 0:
+            raise ValueError(f"limit must be an int >= 0, got {limit!r}")
+        n = self._count_plain(text, limit)
+        return None if n < 0 else n
+
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode ``text`` with special-token strings treated as plain text."""
         if not isinstance(text, str):
