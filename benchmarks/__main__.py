@@ -1,0 +1,5 @@
+"""``python -m benchmarks``: see benchmarks/run.py."""
+
+from .run import main
+
+raise SystemExit(main())

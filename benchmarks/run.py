@@ -1,0 +1,365 @@
+"""Micro-benchmarks of bpe against every installed peer, measured side by side in one run.
+
+    python -m benchmarks                 # everything (about 5 minutes on 2 cores)
+    python -m benchmarks --quick         # fewer rounds, smaller inputs
+    python -m benchmarks --only throughput,short
+
+Sections: ``throughput`` (encode_ordinary MB/s per corpus group and encoding, one call per
+~8 KB document, single thread), ``short`` (per-call time on 20-200 byte texts), ``count``
+(count() vs len(encode_ordinary())), ``worst`` (pathological inputs: 1 MB of one repeated
+character, of spaces, of digits), ``batch`` (encode_ordinary_batch on 1 and 2 threads) and
+``load`` (time and resident memory to load o200k_base, in fresh processes).
+
+Peers (each used only if installed): tiktoken, riptoken, bpe-openai, Hugging Face tokenizers
+(a byte-level BPE built from the same ranks).  All peers and bpe are timed in interleaved
+rounds and the median of the rounds is reported, so the ratios come from one run on one
+machine.  Every peer's ids are also compared with tiktoken's: a fast peer with wrong ids is
+flagged.  Corpora come from ``$BPE_SHARED_DATA/corpora`` (default ``../shared/data``); without
+them only the bundled sample is used.  Nothing here is a test: no assertion is made on time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from typing import Callable, Optional
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GROUPS = {
+    "prose": ["english.txt", "spanish.txt", "portuguese.txt"],
+    "non-Latin": ["multilingual.txt"],
+    "code": ["code_python.txt", "code_c.txt", "code_js.txt"],
+}
+
+
+# ------------------------------------------------------------------------------- inputs
+
+def shared_data() -> Optional[str]:
+    path = os.environ.get("BPE_SHARED_DATA") or os.path.join(HERE, "..", "..", "shared", "data")
+    return path if os.path.isdir(os.path.join(path, "corpora")) else None
+
+
+def documents(files: list[str], limit_bytes: int, doc_chars: int = 8000) -> list[str]:
+    """~8 KB documents cut at line ends from the start of each file, up to limit_bytes per file."""
+    import bpe
+
+    base = shared_data()
+    docs = []
+    for name in files:
+        path = os.path.join(base, "corpora", name) if base else bpe.sample_path()
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        taken = 0
+        pos = 0
+        while pos < len(text) and taken < limit_bytes:
+            end = text.find("\n", pos + doc_chars)
+            end = len(text) if end < 0 else end + 1
+            docs.append(text[pos:end])
+            taken += len(text[pos:end].encode("utf-8"))
+            pos = end
+    return docs
+
+
+# ------------------------------------------------------------------------------- peers
+
+def peers(name: str) -> dict[str, object]:
+    """Encoders by label; each has encode_ordinary(str) -> list[int]."""
+    import bpe
+
+    ours = bpe.get_encoding(name)
+    out: dict[str, object] = {"bpe": ours}
+    try:
+        import tiktoken
+
+        tk = tiktoken.Encoding(name=name, pat_str=ours.pattern, mergeable_ranks=ours.mergeable_ranks,
+                               special_tokens=ours.special_tokens)
+        out["tiktoken"] = tk
+    except ImportError:
+        tk = None
+    try:
+        import riptoken
+
+        if tk is not None:
+            out["riptoken"] = riptoken.Encoding(riptoken.CoreBPE(ours.mergeable_ranks, ours.special_tokens,
+                                                                 ours.pattern), tk)
+    except ImportError:
+        pass
+    try:
+        import bpe_openai
+
+        if name in ("cl100k_base", "o200k_base"):
+            out["bpe-openai"] = bpe_openai.get_encoding(name)
+    except ImportError:
+        pass
+    try:
+        out["hf-tokenizers"] = _hf_from_ranks(ours)
+    except ImportError:
+        pass
+    return out
+
+
+class _HFWrapper:
+    def __init__(self, tok):
+        self._tok = tok
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        return self._tok.encode(text, add_special_tokens=False).ids
+
+
+def _hf_from_ranks(enc) -> _HFWrapper:
+    """A Hugging Face byte-level BPE with the same ranks, merges and split pattern."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+
+    table = _bytes_to_unicode()
+
+    def show(b: bytes) -> str:
+        return "".join(table[x] for x in b)
+
+    vocab = {show(t): r for t, r in enc.mergeable_ranks.items()}
+    merges = [(show(a), show(b)) for a, b in enc.merges]
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, ignore_merges=True))
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        # Oniguruma's `$` also matches at every line end: tiktoken's means end of text (`\z`)
+        pre_tokenizers.Split(Regex(enc.pattern.replace("$", r"\z")), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
+    tok.decoder = decoders.ByteLevel()
+    return _HFWrapper(tok)
+
+
+def _bytes_to_unicode() -> dict[int, str]:
+    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    mapping, extra = {}, 0
+    for b in range(256):
+        if b in printable:
+            mapping[b] = chr(b)
+        else:
+            mapping[b] = chr(256 + extra)
+            extra += 1
+    return mapping
+
+
+# ------------------------------------------------------------------------------- timing
+
+def interleaved(fns: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
+    """Median seconds per label, running the labels in turn in every round."""
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for r in range(rounds):
+        order = list(fns) if r % 2 == 0 else list(reversed(fns))
+        for label in order:
+            gc.collect()
+            t = time.perf_counter()
+            fns[label]()
+            times[label].append(time.perf_counter() - t)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def check_ids(encoders: dict[str, object], docs: list[str]) -> dict[str, int]:
+    """Documents on which each encoder's ids differ from tiktoken's (or bpe's, without tiktoken)."""
+    ref = encoders.get("tiktoken", encoders["bpe"])
+    want = [ref.encode_ordinary(d) for d in docs]
+    return {label: sum(e.encode_ordinary(d) != w for d, w in zip(docs, want)) for label, e in encoders.items()}
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    line = lambda cells: "| " + " | ".join(str(c).rjust(w) for c, w in zip(cells, widths)) + " |"
+    return "\n".join([line(header), "|" + "|".join("-" * (w + 2) for w in widths) + "|"] + [line(r) for r in rows])
+
+
+# ------------------------------------------------------------------------------- sections
+
+def bench_throughput(args) -> None:
+    print("\n## Throughput: encode_ordinary, one call per ~8 KB document, single thread (MB/s, median)")
+    for name in args.encodings:
+        encoders = peers(name)
+        rows = []
+        for group, files in GROUPS.items():
+            docs = documents(files, args.bytes_per_file)
+            n_bytes = sum(len(d.encode("utf-8")) for d in docs)
+            wrong = check_ids(encoders, docs)
+            med = interleaved({k: (lambda e=e: [e.encode_ordinary(d) for d in docs]) for k, e in encoders.items()},
+                              args.rounds)
+            speed = {k: n_bytes / t / 1e6 for k, t in med.items()}
+            others = [v for k, v in speed.items() if k != "bpe" and not wrong[k]]
+            best_peer = max(others) if others else float("nan")
+            row = [group, f"{n_bytes / 1e6:.2f} MB"]
+            for k in encoders:
+                row.append(f"{speed[k]:.1f}" + (f" ({wrong[k]} wrong docs)" if wrong[k] else ""))
+            tk = speed.get("tiktoken")
+            row.append(f"{speed['bpe'] / tk:.2f}x" if tk else "-")
+            row.append(f"{speed['bpe'] / best_peer:.2f}x")
+            rows.append(row)
+        print(f"\n### {name}\n")
+        print(table(["group", "input"] + list(encoders) + ["bpe / tiktoken", "bpe / fastest correct peer"], rows))
+
+
+def bench_short(args) -> None:
+    print("\n## Short texts: per-call time of encode_ordinary (microseconds, median)")
+    import bpe
+
+    base = [d for d in documents(["english.txt", "code_python.txt", "multilingual.txt"], 200_000)]
+    rows = []
+    for name in args.encodings:
+        encoders = peers(name)
+        for lo, hi in ((20, 60), (60, 200)):
+            texts = []
+            for d in base:
+                for i in range(0, len(d) - hi, 997):
+                    piece = d[i:i + hi]
+                    size = len(piece.encode("utf-8"))
+                    while size > hi:
+                        piece = piece[:-1]
+                        size = len(piece.encode("utf-8"))
+                    if size >= lo:
+                        texts.append(piece)
+            texts = texts[:3000]
+            med = interleaved({k: (lambda e=e: [e.encode_ordinary(t) for t in texts]) for k, e in encoders.items()},
+                              args.rounds)
+            per_call = {k: v / len(texts) * 1e6 for k, v in med.items()}
+            rows.append([name, f"{lo}-{hi} B", str(len(texts))] + [f"{per_call[k]:.2f}" for k in encoders]
+                        + [f"{per_call.get('tiktoken', float('nan')) / per_call['bpe']:.2f}x"])
+        header = ["encoding", "text size", "calls"] + list(encoders) + ["tiktoken time / bpe time"]
+    print()
+    print(table(header, rows))
+    del bpe
+
+
+def bench_count(args) -> None:
+    print("\n## count() against len(encode_ordinary()) (MB/s, median)")
+    import bpe
+
+    docs = documents(GROUPS["prose"] + GROUPS["code"], args.bytes_per_file)
+    n_bytes = sum(len(d.encode("utf-8")) for d in docs)
+    rows = []
+    for name in args.encodings:
+        enc = bpe.get_encoding(name)
+        fns = {"bpe len(encode_ordinary)": lambda: [len(enc.encode_ordinary(d)) for d in docs],
+               "bpe count": lambda: [enc.count(d) for d in docs]}
+        encoders = peers(name)
+        if "tiktoken" in encoders:
+            tk = encoders["tiktoken"]
+            fns["tiktoken len(encode_ordinary)"] = lambda: [len(tk.encode_ordinary(d)) for d in docs]
+        med = interleaved(fns, args.rounds)
+        rows.append([name] + [f"{n_bytes / med[k] / 1e6:.1f}" for k in fns])
+    print()
+    print(table(["encoding"] + list(fns), rows))
+
+
+def bench_worst(args) -> None:
+    print("\n## Pathological inputs (seconds, median; linear in size if the 1 MB time is ~4x the 256 KB one)")
+    rows = []
+    for name in args.encodings:
+        encoders = {k: v for k, v in peers(name).items() if k in ("bpe", "tiktoken")}
+        for label, ch in (("one repeated letter", "a"), ("spaces", " "), ("digits", "7"), ("punctuation", "!")):
+            for size in (256 * 1024, 1024 * 1024):
+                text = ch * (size // (4 if args.quick else 1))
+                med = interleaved({k: (lambda e=e: e.encode_ordinary(text)) for k, e in encoders.items()},
+                                  max(1, args.rounds // 2))
+                rows.append([name, label, f"{len(text):,}"] + [f"{med[k]:.3f}" for k in encoders])
+    print()
+    print(table(["encoding", "input", "chars"] + list(encoders), rows))
+
+
+def bench_batch(args) -> None:
+    print("\n## Batch: encode_ordinary_batch on a list of ~8 KB documents (MB/s, median)")
+    import bpe
+
+    docs = documents(GROUPS["prose"] + GROUPS["code"], args.bytes_per_file)
+    n_bytes = sum(len(d.encode("utf-8")) for d in docs)
+    rows = []
+    for name in args.encodings:
+        enc = bpe.get_encoding(name)
+        fns = {f"bpe {n} thread{'s' if n > 1 else ''}": (lambda n=n: enc.encode_ordinary_batch(docs, num_threads=n))
+               for n in (1, 2)}
+        encoders = peers(name)
+        if "tiktoken" in encoders:
+            tk = encoders["tiktoken"]
+            fns["tiktoken 2 threads"] = lambda: tk.encode_ordinary_batch(docs, num_threads=2)
+        med = interleaved(fns, args.rounds)
+        speed = {k: n_bytes / v / 1e6 for k, v in med.items()}
+        rows.append([name] + [f"{speed[k]:.1f}" for k in fns] + [f"{speed['bpe 2 threads'] / speed['bpe 1 thread']:.2f}x"])
+    print()
+    print(table(["encoding"] + list(fns) + ["bpe 2 threads / 1 thread"], rows))
+
+
+_LOAD_SNIPPET = r"""
+import json, resource, sys, time
+def rss():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+which = sys.argv[1]
+if which == "tiktoken":
+    import tiktoken, tiktoken.load
+    before = rss(); t = time.perf_counter()
+    ranks = tiktoken.load.load_tiktoken_bpe(sys.argv[2])
+    enc = tiktoken.Encoding(name="o200k_base", pat_str=sys.argv[3], mergeable_ranks=ranks, special_tokens={})
+else:
+    import bpe
+    before = rss(); t = time.perf_counter()
+    enc = bpe.get_encoding("o200k_base")
+enc.encode_ordinary("warm up")
+print(json.dumps({"seconds": time.perf_counter() - t, "rss": rss() - before}))
+"""
+
+
+def bench_load(args) -> None:
+    print("\n## Loading o200k_base (fresh process each time; median of runs)")
+    import bpe
+
+    base = shared_data()
+    rank_file = os.path.join(base, "tiktoken", "o200k_base.tiktoken") if base else None
+    labels = ["bpe (bundled)"] + (["tiktoken (.tiktoken file)"] if rank_file else [])
+    results: dict[str, list[dict]] = {k: [] for k in labels}
+    env = dict(os.environ, TIKTOKEN_CACHE_DIR="")
+    for _ in range(max(3, args.rounds)):
+        for label in labels:
+            argv = [sys.executable, "-c", _LOAD_SNIPPET, "bpe" if label.startswith("bpe") else "tiktoken"]
+            if not label.startswith("bpe"):
+                argv += [rank_file, bpe.get_encoding("o200k_base").pattern]
+            out = subprocess.run(argv, capture_output=True, text=True, env=env, check=True, cwd="/")
+            results[label].append(json.loads(out.stdout))
+    rows = [[k, f"{statistics.median(r['seconds'] for r in v):.3f}",
+             f"{statistics.median(r['rss'] for r in v) / 2**20:.1f}"] for k, v in results.items()]
+    print()
+    print(table(["loader", "seconds", "resident MB added"], rows))
+
+
+SECTIONS = {"throughput": bench_throughput, "short": bench_short, "count": bench_count,
+            "worst": bench_worst, "batch": bench_batch, "load": bench_load}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds and smaller inputs")
+    parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
+    parser.add_argument("--encodings", default="cl100k_base,o200k_base")
+    parser.add_argument("--rounds", type=int, default=None)
+    args = parser.parse_args(argv)
+    args.encodings = args.encodings.split(",")
+    args.rounds = args.rounds or (3 if args.quick else 7)
+    args.bytes_per_file = 200_000 if args.quick else 800_000
+    import bpe
+
+    print(f"# bpe benchmarks: {time.strftime('%Y-%m-%d')}, {platform.processor() or platform.machine()}, "
+          f"{os.cpu_count()} cores, Python {platform.python_version()}, bpe {bpe.__version__} ({bpe.backend})")
+    versions = []
+    for mod in ("tiktoken", "riptoken", "bpe_openai", "tokenizers"):
+        try:
+            versions.append(f"{mod} {__import__(mod).__version__}")
+        except ImportError:
+            versions.append(f"{mod} not installed")
+    print("peers: " + ", ".join(versions))
+    print(f"corpora: {shared_data() or 'bundled sample only'}")
+    for section in args.only.split(","):
+        SECTIONS[section](args)
+    return 0
