@@ -15,6 +15,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 ctypedef int32_t tok_t
 
 cdef enum:
+    FILTER_WORDS = 65536  # 2**22 bits = 512 KiB: rejects most absent strings without a table probe
     NO_TOKEN = -1
     NO_RANK = 0x7FFFFFFF
     # pieces up to this many bytes use the linear scan, longer ones the heap
@@ -36,6 +37,7 @@ ctypedef struct TokenTable:
     Slot* slots
     Py_ssize_t n_slots
     Py_ssize_t n_keys
+    uint64_t* filter     # one bit per hash value (top 22 bits): most absent strings stop here
 
 cdef int tt_init(TokenTable* t) except -1 nogil
 cdef void tt_free(TokenTable* t) noexcept nogil

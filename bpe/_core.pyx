@@ -26,7 +26,7 @@ from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_FromLong
 from cpython.ref cimport Py_INCREF
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memmove
 
 from bpe._scanner cimport PAT_NONE, scan_piece
@@ -93,7 +93,8 @@ cdef int tt_init(TokenTable* t) except -1 nogil:
     t.off = <Py_ssize_t*>malloc(t.id_cap * sizeof(Py_ssize_t))
     t.length = <int32_t*>malloc(t.id_cap * sizeof(int32_t))
     t.slots = <Slot*>malloc(t.n_slots * sizeof(Slot))
-    if t.blob == NULL or t.off == NULL or t.length == NULL or t.slots == NULL:
+    t.filter = <uint64_t*>calloc(FILTER_WORDS, sizeof(uint64_t))
+    if t.blob == NULL or t.off == NULL or t.length == NULL or t.slots == NULL or t.filter == NULL:
         tt_free(t)
         return _no_memory()
     cdef Py_ssize_t i
@@ -109,6 +110,8 @@ cdef void tt_free(TokenTable* t) noexcept nogil:
     free(t.off)
     free(t.length)
     free(t.slots)
+    free(t.filter)
+    t.filter = NULL
     t.blob = NULL
     t.off = NULL
     t.length = NULL
@@ -131,7 +134,14 @@ cdef inline uint64_t _head(const uint8_t* data, Py_ssize_t n) noexcept nogil:
 
 
 cdef tok_t tt_find(const TokenTable* t, const uint8_t* data, Py_ssize_t n) noexcept nogil:
-    cdef uint64_t h = hash_bytes(data, n)
+    return _tt_find_hashed(t, data, n, hash_bytes(data, n))
+
+
+cdef inline tok_t _tt_find_hashed(const TokenTable* t, const uint8_t* data, Py_ssize_t n,
+                                  uint64_t h) noexcept nogil:
+    cdef uint64_t bit = h >> 42
+    if not ((t.filter[bit >> 6] >> (bit & 63)) & 1):
+        return NO_TOKEN
     cdef uint64_t head = _head(data, n)
     cdef Py_ssize_t mask = t.n_slots - 1
     cdef Py_ssize_t i = <Py_ssize_t>(h & <uint64_t>mask)
@@ -222,6 +232,8 @@ cdef int tt_add(TokenTable* t, tok_t token, const uint8_t* data, Py_ssize_t n, b
     if 2 * (t.n_keys + 1) > t.n_slots:
         _tt_rehash(t, t.n_slots * 2)
     _tt_place(t.slots, t.n_slots - 1, data, n, token)
+    cdef uint64_t bit = hash_bytes(data, n) >> 42
+    t.filter[bit >> 6] |= (<uint64_t>1) << (bit & 63)
     t.n_keys += 1
     return 0
 
@@ -399,6 +411,87 @@ cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* byte_rank, const tok
     return k
 
 
+# --------------------------------------------------------------------------------------------
+# Piece cache
+# --------------------------------------------------------------------------------------------
+#
+# Natural text repeats its words, so the ids of recent pieces that are not single tokens are
+# kept in a small direct-mapped cache (2,048 entries of 64 bytes, pieces of up to 22 bytes
+# that give up to 7 ids).  The cache is thread-local, so threads never share or lock it; an
+# entry is tagged with the generation number of the Encoder that wrote it (unique per
+# Encoder, never reused), so encoders never see each other's entries.
+
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #  define BPE_THREAD_LOCAL __declspec(thread)
+    #else
+    #  define BPE_THREAD_LOCAL _Thread_local
+    #endif
+    typedef struct {
+        unsigned long long gen;      /* 0: empty */
+        unsigned char length;
+        unsigned char n_ids;
+        unsigned char bytes[22];
+        int ids[7];
+    } bpe_cache_entry;
+    #define BPE_CACHE_SLOTS 2048
+    static BPE_THREAD_LOCAL bpe_cache_entry bpe_piece_cache[BPE_CACHE_SLOTS];
+    static bpe_cache_entry* bpe_cache_slot(unsigned long long h) {
+        return &bpe_piece_cache[(h >> 40) & (BPE_CACHE_SLOTS - 1)];
+    }
+    """
+    ctypedef struct bpe_cache_entry:
+        unsigned long long gen
+        unsigned char length
+        unsigned char n_ids
+        unsigned char bytes[22]
+        int ids[7]
+    bpe_cache_entry* bpe_cache_slot(unsigned long long h) noexcept nogil
+
+cdef enum:
+    CACHE_MAX_BYTES = 22
+    CACHE_MAX_IDS = 7
+
+cdef uint64_t _generations = 0
+
+
+cdef Py_ssize_t bpe_piece_cached(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
+                                 uint64_t gen, const uint8_t* p, Py_ssize_t n, tok_t* out) noexcept nogil:
+    """``bpe_piece`` with the whole-piece lookup and the piece cache (no ``max_rank``)."""
+    cdef uint64_t h
+    cdef tok_t r
+    cdef Py_ssize_t k, i
+    cdef bpe_cache_entry* e = NULL
+    if n <= 1:
+        if n == 1:
+            out[0] = byte_rank[p[0]]
+        return n
+    h = hash_bytes(p, n)
+    r = _tt_find_hashed(t, p, n, h)
+    if r != NO_TOKEN:
+        out[0] = r
+        return 1
+    if n <= CACHE_MAX_BYTES:
+        e = bpe_cache_slot(h)
+        if e.gen == gen and e.length == n and memcmp(e.bytes, p, n) == 0:
+            for i in range(e.n_ids):
+                out[i] = e.ids[i]
+            return e.n_ids
+    if n <= LINEAR_MAX:
+        k = _bpe_short(t, byte_rank, pair2, p, n, NO_RANK, out)
+    else:
+        k = _bpe_long(t, byte_rank, pair2, p, n, NO_RANK, out)
+    if e != NULL and 0 < k <= CACHE_MAX_IDS:
+        e.gen = gen
+        e.length = <unsigned char>n
+        e.n_ids = <unsigned char>k
+        memcpy(e.bytes, p, n)
+        for i in range(k):
+            e.ids[i] = out[i]
+    return k
+
+
 cdef Py_ssize_t bpe_piece(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
                           const uint8_t* p, Py_ssize_t n, tok_t max_rank, tok_t* out) noexcept nogil:
     """Write the ids of piece ``p[:n]`` to ``out`` (room for n ids); return how many, or -1
@@ -435,6 +528,7 @@ cdef class Encoder:
     cdef TokenTable table
     cdef tok_t byte_rank[256]
     cdef tok_t* pair2           # rank of each two-byte token (NO_RANK if none), 65536 entries
+    cdef uint64_t gen           # tags this Encoder's entries in the piece cache
     cdef bint ready
 
     def __cinit__(self):
@@ -476,6 +570,9 @@ cdef class Encoder:
             self.pair2[x] = tt_find(&self.table, two, 2)
             if self.pair2[x] == NO_TOKEN:
                 self.pair2[x] = NO_RANK
+        global _generations
+        _generations += 1
+        self.gen = _generations
         self.ready = True
 
     cdef int _check_ready(self) except -1:
@@ -502,7 +599,7 @@ cdef class Encoder:
                     if j - i >= 0x7FFFFFFF:
                         m = -2
                         break
-                    m = bpe_piece(&self.table, self.byte_rank, self.pair2, p + i, j - i, -1, out + k)
+                    m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, self.gen, p + i, j - i, out + k)
                     if m < 0:
                         break
                     k += m
@@ -513,6 +610,56 @@ cdef class Encoder:
                 raise MemoryError()
             return _id_list(out, k)
         finally:
+            free(out)
+
+    def encode_texts(self, list texts, str pattern):
+        """``[encode_text(t, pattern) for t in texts]`` with one GIL release for all of them."""
+        self._check_ready()
+        cdef int pid = PATTERN_IDS[pattern] if pattern is not None else PAT_NONE
+        cdef Py_ssize_t n_texts = len(texts), t, i, j, n, k = 0, m = 0, total = 0, size
+        cdef const char** ptrs = <const char**>malloc((n_texts + 1) * sizeof(char*))
+        cdef Py_ssize_t* lens = <Py_ssize_t*>malloc((n_texts + 1) * sizeof(Py_ssize_t))
+        cdef Py_ssize_t* ends = <Py_ssize_t*>malloc((n_texts + 1) * sizeof(Py_ssize_t))
+        cdef tok_t* out = NULL
+        cdef const uint8_t* p
+        try:
+            if ptrs == NULL or lens == NULL or ends == NULL:
+                raise MemoryError()
+            for t in range(n_texts):
+                ptrs[t] = PyUnicode_AsUTF8AndSize(<str?>texts[t], &size)
+                lens[t] = size
+                total += size
+            out = <tok_t*>malloc((total + 1) * sizeof(tok_t))
+            if out == NULL:
+                raise MemoryError()
+            with nogil:
+                for t in range(n_texts):
+                    p = <const uint8_t*>ptrs[t]
+                    n = lens[t]
+                    i = 0
+                    while i < n:
+                        j = scan_piece(pid, p, n, i)
+                        if j - i >= 0x7FFFFFFF:
+                            m = -2
+                            break
+                        m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, self.gen, p + i, j - i, out + k)
+                        if m < 0:
+                            break
+                        k += m
+                        i = j
+                    if m < 0:
+                        break
+                    ends[t] = k
+            if m == -2:
+                raise ValueError("a single pre-token of 2 GiB or more cannot be encoded; split the text")
+            if m < 0:
+                raise MemoryError()
+            return [_id_list(out + (ends[t - 1] if t else 0), ends[t] - (ends[t - 1] if t else 0))
+                    for t in range(n_texts)]
+        finally:
+            free(ptrs)
+            free(lens)
+            free(ends)
             free(out)
 
     def count_text(self, str text, str pattern, Py_ssize_t limit=-1):
@@ -540,7 +687,7 @@ cdef class Encoder:
                             m = -1
                             break
                         scratch = <tok_t*>grown
-                    m = bpe_piece(&self.table, self.byte_rank, self.pair2, p + i, j - i, -1, scratch)
+                    m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, self.gen, p + i, j - i, scratch)
                     if m < 0:
                         break
                     k += m
@@ -579,7 +726,8 @@ cdef class Encoder:
                 raise MemoryError()
             with nogil:
                 for i in range(n):
-                    m = bpe_piece(&self.table, self.byte_rank, self.pair2, <const uint8_t*>ptrs[i], lens[i], -1, out + k)
+                    m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, self.gen,
+                                         <const uint8_t*>ptrs[i], lens[i], out + k)
                     if m < 0:
                         break
                     k += m

@@ -44,6 +44,10 @@ class Encoder:
         pieces = _reference_scan.split(text, pattern) if pattern is not None else [text]
         return self.encode_pieces(pieces)
 
+    def encode_texts(self, texts: list[str], pattern: Optional[str]) -> list[list[int]]:
+        """``[encode_text(t, pattern) for t in texts]``."""
+        return [self.encode_text(t, pattern) for t in texts]
+
     def count_text(self, text: str, pattern: Optional[str], limit: int = -1) -> int:
         """Token count of ``encode_text``; -1 as soon as it passes ``limit`` (if >= 0)."""
         pieces = _reference_scan.split(text, pattern) if pattern is not None else [text]

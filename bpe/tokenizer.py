@@ -345,14 +345,38 @@ class Tokenizer:
         disallowed_special: Union[Literal["all"], Collection[str]] = "all",
     ) -> list[list[int]]:
         """:meth:`encode` over many texts on up to ``num_threads`` threads (order kept)."""
-        def one(text: str) -> list[int]:
-            return self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
-
-        return _map_threads(one, texts, num_threads)
+        texts = _check_texts(texts)
+        allowed, disallowed = special.resolve(self._special_set, allowed_special, disallowed_special)
+        for text in texts:
+            special.check_disallowed(text, disallowed)
+        if not allowed:
+            return self._encode_plain_batch(texts, num_threads)
+        return _map_threads(
+            lambda text: self.encode(text, allowed_special=allowed, disallowed_special=()), texts, num_threads)
 
     def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
-        """:meth:`encode_ordinary` over many texts on up to ``num_threads`` threads."""
-        return _map_threads(self.encode_ordinary, texts, num_threads)
+        """:meth:`encode_ordinary` over many texts on up to ``num_threads`` threads (order kept)."""
+        return self._encode_plain_batch(_check_texts(texts), num_threads)
+
+    def _encode_plain_batch(self, texts: list[str], num_threads: int) -> list[list[int]]:
+        _check_threads(num_threads)
+        if not self._scanned:
+            return _map_threads(self._encode_plain, texts, num_threads)
+        if self._normalization is not None:
+            texts = [unicodedata.normalize(self._normalization, t) for t in texts]
+        # Chunks of texts, each encoded by one core call that releases the GIL for the whole
+        # chunk: threads then only contend for the GIL while building the id lists.
+        n_chunks = min(len(texts), num_threads * 4) or 1
+        size = -(-len(texts) // n_chunks)
+        chunks = [texts[i : i + size] for i in range(0, len(texts), size)]
+
+        def work(chunk: list[str]) -> list[list[int]]:
+            try:
+                return self._core.encode_texts(chunk, self._pattern_name)
+            except UnicodeEncodeError:  # a lone surrogate somewhere: per text, with the fix-up
+                return [self._encode_plain(t) for t in chunk]
+
+        return [ids for part in _map_threads(work, chunks, num_threads) for ids in part]
 
     # ---------------------------------------------------------------- decoding
 
@@ -389,9 +413,23 @@ def _not_str(value: object) -> str:
     return f"text must be str, got {type(value).__name__}{hint}"
 
 
-def _map_threads(fn, items, num_threads: int) -> list:
-    if not isinstance(num_threads, int) or num_threads < 1:
+def _check_threads(num_threads: object) -> None:
+    if not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1:
         raise ValueError(f"num_threads must be an int >= 1, got {num_threads!r}")
+
+
+def _check_texts(texts: Iterable[str]) -> list[str]:
+    if isinstance(texts, str):
+        raise TypeError("texts must be a sequence of str, not one str; pass [text] to encode one text")
+    texts = list(texts)
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"texts[{i}]: {_not_str(text)}")
+    return texts
+
+
+def _map_threads(fn, items, num_threads: int) -> list:
+    _check_threads(num_threads)
     items = list(items)
     if num_threads == 1 or len(items) < 2:
         return [fn(x) for x in items]

@@ -93,3 +93,55 @@ def test_long_pieces_agree_across_backends():
             assert fast.encode_ordinary(para) == ref.encode_ordinary(para)
             checked += 1
     assert checked > 20
+
+
+def test_piece_cache_is_per_encoder_and_per_thread(backend):
+    """Two tokenizers encoding the same words in turn (same thread, then many threads) must each
+    get their own ids: the piece cache never leaks one encoder's answer to another."""
+    words = read_text("austen.txt").split()[:3000]
+    text = " ".join(words)
+    a = bpe.Tokenizer.train([text], 400, min_frequency=1)
+    b = bpe.Tokenizer.train([text], 700, min_frequency=1)
+    want_a = [a.encode_ordinary(w) for w in words]
+    want_b = [b.encode_ordinary(w) for w in words]
+    assert want_a != want_b
+    for _ in range(2):
+        assert [a.encode_ordinary(w) for w in words] == want_a
+        assert [b.encode_ordinary(w) for w in words] == want_b
+    errors = []
+
+    def work(enc, want):
+        for _ in range(3):
+            if [enc.encode_ordinary(w) for w in words] != want:
+                errors.append(enc)
+
+    threads = [threading.Thread(target=work, args=((a, want_a) if k % 2 else (b, want_b))) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_a_new_encoder_never_sees_a_dead_ones_cache(backend):
+    text = "zebra quagga okapi " * 50
+    first = bpe.Tokenizer.train([text], 270, min_frequency=1)
+    ids_first = first.encode_ordinary(text)
+    del first
+    second = bpe.Tokenizer.train(["completely different words here"] * 20, 290, min_frequency=1)
+    reference = bpe.Tokenizer(second.mergeable_ranks, pattern="o200k_base")
+    assert second.encode_ordinary(text) == reference.encode_ordinary(text)
+    assert ids_first  # the first tokenizer did encode (and fill the cache)
+
+
+def test_batch_matches_single_calls(backend):
+    enc = bpe.get_encoding("cl100k_base")
+    texts = read_text("mixed.txt").splitlines() + ["", "a\ud800b", read_text("austen.txt")]
+    single = [enc.encode_ordinary(t) for t in texts]
+    for threads in (1, 2, 3):
+        assert enc.encode_ordinary_batch(texts, num_threads=threads) == single
+    assert enc._core.encode_texts(texts[:-2] + texts[-1:], "cl100k_base") == single[:-2] + single[-1:]
+    with pytest.raises(TypeError, match="one str"):
+        enc.encode_ordinary_batch("not a list")
+    with pytest.raises(TypeError, match=r"texts\[1\]"):
+        enc.encode_ordinary_batch(["ok", b"bytes"])
