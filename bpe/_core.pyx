@@ -24,7 +24,7 @@ Performance notes
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_FromLong
-from cpython.ref cimport Py_INCREF
+from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memmove
@@ -37,14 +37,22 @@ cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
 
 
-cdef list _id_list(const tok_t* ids, Py_ssize_t k):
+cdef list _id_list(PyObject** id_objs, const tok_t* ids, Py_ssize_t k):
+    # The int object of each id is made once and kept (id_objs), so building a list of ids is
+    # a reference increment per id instead of an allocation: that keeps the part of encoding
+    # that needs the GIL small, which is what lets threads scale.
     cdef list out = PyList_New(k)
     cdef Py_ssize_t i
-    cdef object v
+    cdef PyObject* v
     for i in range(k):
-        v = PyLong_FromLong(ids[i])
-        Py_INCREF(v)
-        PyList_SET_ITEM(out, i, v)
+        v = id_objs[ids[i]]
+        if v == NULL:
+            obj = PyLong_FromLong(ids[i])
+            Py_INCREF(obj)
+            v = <PyObject*>obj
+            id_objs[ids[i]] = v
+        Py_INCREF(<object>v)
+        PyList_SET_ITEM(out, i, <object>v)
     return out
 
 
@@ -529,14 +537,21 @@ cdef class Encoder:
     cdef tok_t byte_rank[256]
     cdef tok_t* pair2           # rank of each two-byte token (NO_RANK if none), 65536 entries
     cdef uint64_t gen           # tags this Encoder's entries in the piece cache
+    cdef PyObject** id_objs     # the int object of each id, made on first use (owned refs)
     cdef bint ready
 
     def __cinit__(self):
         self.ready = False
         self.pair2 = NULL
+        self.id_objs = NULL
         tt_init(&self.table)
 
     def __dealloc__(self):
+        cdef Py_ssize_t i
+        if self.id_objs != NULL:
+            for i in range(self.table.n_ids):
+                Py_XDECREF(self.id_objs[i])
+            free(self.id_objs)
         tt_free(&self.table)
         free(self.pair2)
 
@@ -570,6 +585,9 @@ cdef class Encoder:
             self.pair2[x] = tt_find(&self.table, two, 2)
             if self.pair2[x] == NO_TOKEN:
                 self.pair2[x] = NO_RANK
+        self.id_objs = <PyObject**>calloc(self.table.n_ids + 1, sizeof(PyObject*))
+        if self.id_objs == NULL:
+            raise MemoryError()
         global _generations
         _generations += 1
         self.gen = _generations
@@ -608,7 +626,7 @@ cdef class Encoder:
                 raise ValueError("a single pre-token of 2 GiB or more cannot be encoded; split the text")
             if m < 0:
                 raise MemoryError()
-            return _id_list(out, k)
+            return _id_list(self.id_objs, out, k)
         finally:
             free(out)
 
@@ -654,7 +672,7 @@ cdef class Encoder:
                 raise ValueError("a single pre-token of 2 GiB or more cannot be encoded; split the text")
             if m < 0:
                 raise MemoryError()
-            return [_id_list(out + (ends[t - 1] if t else 0), ends[t] - (ends[t - 1] if t else 0))
+            return [_id_list(self.id_objs, out + (ends[t - 1] if t else 0), ends[t] - (ends[t - 1] if t else 0))
                     for t in range(n_texts)]
         finally:
             free(ptrs)
@@ -733,7 +751,7 @@ cdef class Encoder:
                     k += m
             if m < 0:
                 raise MemoryError()
-            return _id_list(out, k)
+            return _id_list(self.id_objs, out, k)
         finally:
             free(ptrs)
             free(lens)

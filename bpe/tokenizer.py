@@ -364,11 +364,9 @@ class Tokenizer:
             return _map_threads(self._encode_plain, texts, num_threads)
         if self._normalization is not None:
             texts = [unicodedata.normalize(self._normalization, t) for t in texts]
-        # Chunks of texts, each encoded by one core call that releases the GIL for the whole
-        # chunk: threads then only contend for the GIL while building the id lists.
-        n_chunks = min(len(texts), num_threads * 4) or 1
-        size = -(-len(texts) // n_chunks)
-        chunks = [texts[i : i + size] for i in range(0, len(texts), size)]
+        # One chunk of consecutive texts per thread, balanced by length; each chunk is encoded
+        # by one core call that releases the GIL for the whole chunk.
+        chunks = _balanced_chunks(texts, num_threads)
 
         def work(chunk: list[str]) -> list[list[int]]:
             try:
@@ -426,6 +424,23 @@ def _check_texts(texts: Iterable[str]) -> list[str]:
         if not isinstance(text, str):
             raise TypeError(f"texts[{i}]: {_not_str(text)}")
     return texts
+
+
+def _balanced_chunks(texts: list[str], n: int) -> list[list[str]]:
+    """Cut ``texts`` into at most ``n`` runs of consecutive texts with similar total length."""
+    if n <= 1 or len(texts) <= 1:
+        return [texts]
+    total = sum(map(len, texts)) or 1
+    chunks, current, size = [], [], 0
+    for text in texts:
+        current.append(text)
+        size += len(text)
+        if size * n >= total * (len(chunks) + 1) and len(chunks) < n - 1:
+            chunks.append(current)
+            current = []
+    if current:
+        chunks.append(current)
+    return chunks
 
 
 def _map_threads(fn, items, num_threads: int) -> list:
