@@ -16,7 +16,8 @@ from . import _reference
 try:
     from . import _core, _train
 
-    COMPILED = SimpleNamespace(name="cython", Encoder=_core.Encoder, train_merges=_train.train_merges)
+    COMPILED = SimpleNamespace(name="cython", Encoder=_core.Encoder, train_merges=_train.train_merges,
+                               PieceCounter=_train.PieceCounter)
     COMPILED_IMPORT_ERROR = None
 except ImportError as exc:  # the extension was not built
     COMPILED = None

@@ -435,3 +435,83 @@ def train_merges(list words, list counts, Py_ssize_t n_new_tokens, int64_t min_f
     with nogil:
         t._run(n_new_tokens, min_frequency)
     return [(t.merges[3 * i], t.merges[3 * i + 1], t.merges[3 * i + 2]) for i in range(t.n_merges)]
+
+
+# ------------------------------------------------------------------------------------------
+# Pre-token counting
+# ------------------------------------------------------------------------------------------
+
+cdef extern from "Python.h":
+    const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
+
+from cpython.bytes cimport PyBytes_FromStringAndSize
+
+from bpe._scanner cimport PAT_NONE, scan_piece
+
+from bpe._scanner import PATTERN_IDS
+
+
+cdef class PieceCounter:
+    """Counts distinct pre-tokens (as UTF-8 bytes) of texts split with a named pattern.
+
+    Only the table of distinct pieces lives in memory (a TokenTable mapping piece bytes to an
+    index, plus a 64-bit count per index), never the texts.  ``add_text`` splits and counts
+    without the GIL; ``add`` merges counts from elsewhere (shards add up exactly).
+    """
+
+    cdef TokenTable table
+    cdef int64_t* counts
+    cdef Py_ssize_t n
+    cdef Py_ssize_t cap
+
+    def __cinit__(self):
+        tt_init(&self.table)
+        self.counts = NULL
+        self.n = 0
+        self.cap = 0
+
+    def __dealloc__(self):
+        tt_free(&self.table)
+        free(self.counts)
+
+    cdef int _add(self, const uint8_t* p, Py_ssize_t length, int64_t count) except -1 nogil:
+        cdef tok_t idx = tt_find(&self.table, p, length)
+        if idx == NO_TOKEN:
+            if self.n >= 0x7FFFFFFE:
+                with gil:
+                    raise OverflowError("more than 2**31 distinct pre-tokens")
+            _grow(<void**>&self.counts, &self.cap, self.n + 1, sizeof(int64_t))
+            idx = <tok_t>self.n
+            tt_add(&self.table, idx, p, length, True)
+            self.counts[idx] = 0
+            self.n += 1
+        self.counts[idx] += count
+        return 0
+
+    def add_text(self, str text, str pattern):
+        """Count the pre-tokens of ``text`` (raises UnicodeEncodeError on lone surrogates)."""
+        cdef int pid = PATTERN_IDS[pattern] if pattern is not None else PAT_NONE
+        cdef Py_ssize_t n, i = 0, j
+        cdef const uint8_t* p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
+        with nogil:
+            while i < n:
+                j = scan_piece(pid, p, n, i)
+                self._add(p + i, j - i, 1)
+                i = j
+
+    def add(self, bytes piece, count):
+        """Add ``count`` occurrences of ``piece``."""
+        if count < 0:
+            raise ValueError(f"counts must be >= 0, got {count} for {piece!r}")
+        if PyBytes_GET_SIZE(piece) == 0:
+            raise ValueError("a pre-token cannot be empty")
+        self._add(<const uint8_t*>PyBytes_AS_STRING(piece), PyBytes_GET_SIZE(piece), count)
+
+    def __len__(self):
+        return self.n
+
+    def items(self):
+        """``[(piece_bytes, count), ...]`` in first-seen order."""
+        cdef Py_ssize_t i
+        return [(PyBytes_FromStringAndSize(<char*>self.table.blob + self.table.off[i], self.table.length[i]),
+                 self.counts[i]) for i in range(self.n)]

@@ -126,10 +126,37 @@ class Tokenizer:
         for tok in specials:
             if not isinstance(tok, str) or not tok:
                 raise TrainingError(f"special tokens must be non-empty strings, got {tok!r}")
+        patterns.resolve(pattern)  # a bad pattern fails before any text is read
+        counts = training.count_pretokens(texts, pattern, specials, normalization)
+        return cls.train_from_counts(counts, vocab_size, pattern, specials, min_frequency,
+                                     normalization=normalization, name=name)
+
+    @classmethod
+    def train_from_counts(
+        cls,
+        counts: "dict[bytes, int]",
+        vocab_size: int,
+        pattern: Union[str, None, object] = "o200k_base",
+        special_tokens: Iterable[str] = (),
+        min_frequency: int = 2,
+        *,
+        normalization: Optional[str] = None,
+        name: Optional[str] = None,
+    ) -> "Tokenizer":
+        """Learn a tokenizer from a pre-token count table (``bpe.count_pretokens``, possibly
+        summed over shards).  Pass the pattern, special tokens and normalization the counts
+        were made with; the result is what :meth:`train` gives on the same texts."""
+        if isinstance(special_tokens, str):
+            special_tokens = [special_tokens]
+        specials = list(dict.fromkeys(special_tokens))
+        for tok in specials:
+            if not isinstance(tok, str) or not tok:
+                raise TrainingError(f"special tokens must be non-empty strings, got {tok!r}")
         if normalization is not None and normalization not in NORMALIZATIONS:
             raise ValueError(f"normalization must be one of {NORMALIZATIONS} or None, got {normalization!r}")
-        _, pattern_string = patterns.resolve(pattern)
-        counts = training.count_pretokens(texts, pattern_string, specials, normalization)
+        for piece, n in counts.items():
+            if not isinstance(piece, bytes) or not isinstance(n, int) or n < 0:
+                raise TypeError(f"counts must map bytes to int >= 0 (as bpe.count_pretokens returns); got {piece!r}: {n!r}")
         ranks, merges = training.learn(counts, vocab_size, len(specials), min_frequency)
         special_ids = {tok: len(ranks) + i for i, tok in enumerate(specials)}
         return cls(ranks, pattern=pattern, special_tokens=special_ids, name=name,

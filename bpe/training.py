@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import unicodedata
 from collections import Counter
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Union
 
-from . import _backend, patterns, special
+from . import _backend, _reference_scan, patterns, special
+from .fileformat import NORMALIZATIONS
 from .errors import TrainingError
 
 
@@ -25,12 +26,25 @@ def repair_surrogates(text: str) -> str:
 
 def count_pretokens(
     texts: Iterable[str],
-    pattern: Optional[str],
+    pattern: Union[str, None, object] = "o200k_base",
     special_tokens: Iterable[str] = (),
     normalization: Optional[str] = None,
 ) -> Counter:
-    """Count the pre-tokens (as UTF-8 bytes) of ``texts``; special-token strings are skipped."""
-    compiled = patterns.compile_pattern(pattern)
+    """Count the distinct pre-tokens of ``texts`` as ``Counter({utf8_bytes: count})``.
+
+    ``texts`` is any iterable of ``str`` (a single ``str`` counts as one text), read once, one
+    text at a time.  Special-token strings are cut out and not counted.  Counts from separate
+    shards add up exactly (``Counter`` addition), so counting can run anywhere and
+    ``Tokenizer.train_from_counts`` gives the same tokenizer as ``Tokenizer.train`` on all the
+    shards, provided the same pattern, special tokens and normalization are used.
+    """
+    if normalization is not None and normalization not in NORMALIZATIONS:
+        raise ValueError(f"normalization must be one of {NORMALIZATIONS} or None, got {normalization!r}")
+    name, source = patterns.resolve(pattern)
+    scanned = source is None or name is not None
+    compiled = None if scanned else patterns.compile_pattern(source)
+    counter_class = getattr(_backend.active(), "PieceCounter", None)
+    fast = counter_class() if scanned and counter_class is not None else None
     specials = frozenset(special_tokens)
     counts: Counter = Counter()
     if isinstance(texts, str):
@@ -46,7 +60,17 @@ def count_pretokens(
                 continue
             if normalization is not None:
                 segment = unicodedata.normalize(normalization, segment)
-            counts.update(patterns.split(compiled, segment))
+            if fast is not None:
+                try:
+                    fast.add_text(segment, name)
+                except UnicodeEncodeError:
+                    fast.add_text(repair_surrogates(segment), name)
+            elif scanned:
+                counts.update(_reference_scan.split(segment, name) if name else ([segment] if segment else []))
+            else:
+                counts.update(patterns.split(compiled, segment))
+    if fast is not None:
+        return Counter(dict(fast.items()))
     out: Counter = Counter()
     for piece, n in counts.items():
         try:
@@ -69,7 +93,9 @@ def learn(
         )
     if not isinstance(min_frequency, int) or min_frequency < 1:
         raise TrainingError(f"min_frequency must be an int >= 1, got {min_frequency!r}")
-    words = sorted(counts)  # a fixed order, so results never depend on input order
+    # the merge loop's result does not depend on the order of the words (ties are broken by
+    # ids, and counts are sums), so the table is passed as it is
+    words = [w for w in counts if w]
     merges3 = _backend.active().train_merges(words, [counts[w] for w in words], vocab_size - 256 - n_special, min_frequency)
     id_bytes = [bytes([b]) for b in range(256)]
     for a, b, c in merges3:

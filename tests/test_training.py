@@ -1,6 +1,7 @@
 """Training: determinism, the greedy property, backend agreement, vocabulary accounting."""
 
 import itertools
+from collections import Counter
 
 import pytest
 
@@ -127,3 +128,40 @@ def test_merges_rebuild_the_vocabulary(backend):
     assert built == set(tok.mergeable_ranks)
     firsts = list(itertools.islice(tok.merges, 3))
     assert all(isinstance(a, bytes) and isinstance(b, bytes) for a, b in firsts)
+
+
+@pytest.mark.parametrize("pattern", ["o200k_base", "cl100k_base", None, r"\w+|\W+"])
+def test_counts_from_shards_add_up_and_train_the_same(backend, pattern):
+    paragraphs = read_text("austen.txt").split("\n\n") + read_text("mixed.txt").split("\n\n")
+    whole = bpe.count_pretokens(paragraphs, pattern=pattern)
+    shards = [bpe.count_pretokens(paragraphs[k::3], pattern=pattern) for k in range(3)]
+    assert shards[0] + shards[1] + shards[2] == whole
+    assert all(isinstance(k, bytes) for k in whole)
+    direct = bpe.Tokenizer.train(paragraphs, 500, pattern=pattern, special_tokens=["<|s|>"])
+    from_counts = bpe.Tokenizer.train_from_counts(sum(shards, Counter()), 500, pattern=pattern,
+                                                  special_tokens=["<|s|>"])
+    assert from_counts.merges == direct.merges
+    assert from_counts.special_tokens == direct.special_tokens
+    assert from_counts.pattern == direct.pattern
+
+
+def test_counting_agrees_across_backends_and_splitters():
+    """The compiled counter (scanner in C), the pure scanner and the regex path count alike."""
+    text = read_text("mixed.txt") + "a\ud800b"
+    before = _backend.active().name
+    results = {}
+    try:
+        for name in ("python", "cython") if _backend.COMPILED is not None else ("python",):
+            _backend.use(name)
+            results[name] = bpe.count_pretokens([text, text[::-1]], pattern="o200k_base", special_tokens=["<|endoftext|>"])
+    finally:
+        _backend.use(before)
+    assert len(set(map(lambda c: tuple(sorted(c.items())), results.values()))) == 1
+    assert b"<|endoftext|>" not in results["python"]
+
+
+def test_train_from_counts_rejects_bad_tables(backend):
+    with pytest.raises(TypeError, match="count_pretokens"):
+        bpe.Tokenizer.train_from_counts({"str": 3}, 300)
+    with pytest.raises(TypeError, match="count_pretokens"):
+        bpe.Tokenizer.train_from_counts({b"ab": -1}, 300)
