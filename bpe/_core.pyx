@@ -37,6 +37,15 @@ cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
 
 
+cdef int _check_status(Py_ssize_t status) except -1:
+    """Raise for the negative results of the GIL-free encoding loops."""
+    if status == -2:
+        raise ValueError("a single pre-token of 2 GiB or more cannot be encoded; split the text")
+    if status < 0:
+        raise MemoryError("bpe: out of memory while encoding")
+    return 0
+
+
 cdef list _id_list(PyObject** id_objs, const tok_t* ids, Py_ssize_t k):
     # The int object of each id is made once and kept (id_objs), so building a list of ids is
     # a reference increment per id instead of an allocation: that keeps the part of encoding
@@ -598,12 +607,27 @@ cdef class Encoder:
             raise RuntimeError("this Encoder was not initialised; build it with Encoder(ranks, specials)")
         return 0
 
+    cdef Py_ssize_t _encode_utf8(self, int pid, const uint8_t* p, Py_ssize_t n, tok_t* out) noexcept nogil:
+        """Split ``p[:n]`` with pattern ``pid`` and write the ids of every piece to ``out``
+        (room for n ids).  Returns how many, or -1 (out of memory) / -2 (a piece of 2 GiB)."""
+        cdef Py_ssize_t i = 0, j, k = 0, m
+        while i < n:
+            j = scan_piece(pid, p, n, i)
+            if j - i >= 0x7FFFFFFF:
+                return -2
+            m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, self.gen, p + i, j - i, out + k)
+            if m < 0:
+                return -1
+            k += m
+            i = j
+        return k
+
     def encode_text(self, str text, str pattern):
         """Split ``text`` with the named ``pattern``'s scanner and encode it, all without the
         GIL; raises ``UnicodeEncodeError`` on lone surrogates."""
         self._check_ready()
         cdef int pid = PATTERN_IDS[pattern] if pattern is not None else PAT_NONE
-        cdef Py_ssize_t n, i = 0, j, k = 0, m = 0
+        cdef Py_ssize_t n, k
         cdef const uint8_t* p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
         if n == 0:
             return []
@@ -612,20 +636,8 @@ cdef class Encoder:
             raise MemoryError()
         try:
             with nogil:
-                while i < n:
-                    j = scan_piece(pid, p, n, i)
-                    if j - i >= 0x7FFFFFFF:
-                        m = -2
-                        break
-                    m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, self.gen, p + i, j - i, out + k)
-                    if m < 0:
-                        break
-                    k += m
-                    i = j
-            if m == -2:
-                raise ValueError("a single pre-token of 2 GiB or more cannot be encoded; split the text")
-            if m < 0:
-                raise MemoryError()
+                k = self._encode_utf8(pid, p, n, out)
+            _check_status(k)
             return _id_list(self.id_objs, out, k)
         finally:
             free(out)
@@ -634,12 +646,11 @@ cdef class Encoder:
         """``[encode_text(t, pattern) for t in texts]`` with one GIL release for all of them."""
         self._check_ready()
         cdef int pid = PATTERN_IDS[pattern] if pattern is not None else PAT_NONE
-        cdef Py_ssize_t n_texts = len(texts), t, i, j, n, k = 0, m = 0, total = 0, size
+        cdef Py_ssize_t n_texts = len(texts), t, k = 0, m = 0, total = 0, size
         cdef const char** ptrs = <const char**>malloc((n_texts + 1) * sizeof(char*))
         cdef Py_ssize_t* lens = <Py_ssize_t*>malloc((n_texts + 1) * sizeof(Py_ssize_t))
         cdef Py_ssize_t* ends = <Py_ssize_t*>malloc((n_texts + 1) * sizeof(Py_ssize_t))
         cdef tok_t* out = NULL
-        cdef const uint8_t* p
         try:
             if ptrs == NULL or lens == NULL or ends == NULL:
                 raise MemoryError()
@@ -652,26 +663,12 @@ cdef class Encoder:
                 raise MemoryError()
             with nogil:
                 for t in range(n_texts):
-                    p = <const uint8_t*>ptrs[t]
-                    n = lens[t]
-                    i = 0
-                    while i < n:
-                        j = scan_piece(pid, p, n, i)
-                        if j - i >= 0x7FFFFFFF:
-                            m = -2
-                            break
-                        m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, self.gen, p + i, j - i, out + k)
-                        if m < 0:
-                            break
-                        k += m
-                        i = j
+                    m = self._encode_utf8(pid, <const uint8_t*>ptrs[t], lens[t], out + k)
                     if m < 0:
                         break
+                    k += m
                     ends[t] = k
-            if m == -2:
-                raise ValueError("a single pre-token of 2 GiB or more cannot be encoded; split the text")
-            if m < 0:
-                raise MemoryError()
+            _check_status(m)
             return [_id_list(self.id_objs, out + (ends[t - 1] if t else 0), ends[t] - (ends[t - 1] if t else 0))
                     for t in range(n_texts)]
         finally:
@@ -713,10 +710,7 @@ cdef class Encoder:
                         k = -1
                         break
                     i = j
-            if m == -2:
-                raise ValueError("a single pre-token of 2 GiB or more cannot be encoded; split the text")
-            if m < 0:
-                raise MemoryError()
+            _check_status(m)
             return k
         finally:
             free(scratch)
@@ -736,7 +730,7 @@ cdef class Encoder:
             for i in range(n):
                 ptrs[i] = PyUnicode_AsUTF8AndSize(pieces[i], &size)
                 if size >= 0x7FFFFFFF:
-                    raise ValueError("a single pre-token of 2 GiB or more cannot be encoded; split the text")
+                    _check_status(-2)
                 lens[i] = size
                 total += size
             out = <tok_t*>malloc((total + 1) * sizeof(tok_t))
@@ -771,7 +765,7 @@ cdef class Encoder:
         self._check_ready()
         cdef Py_ssize_t n = PyBytes_GET_SIZE(piece), k
         if n >= 0x7FFFFFFF:
-            raise ValueError("a single pre-token of 2 GiB or more cannot be encoded; split the text")
+            _check_status(-2)
         cdef tok_t* out = <tok_t*>malloc((n + 1) * sizeof(tok_t))
         try:
             if out == NULL:

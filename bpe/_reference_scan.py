@@ -79,6 +79,26 @@ def _whitespace(t: str, cls: bytearray, i: int, end_first: bool, crlf_rule: bool
     return j
 
 
+def _digits(t: str, cls: bytearray, i: int) -> int:
+    """``\\p{N}{1,3}`` at i (a digit)."""
+    e = i + 1
+    while e < len(t) and e < i + 3 and cls[ord(t[e])] & N:
+        e += 1
+    return e
+
+
+def _punctuation(t: str, cls: bytearray, i: int, trailing: str) -> int:
+    """`` ?[^\\s\\p{L}\\p{N}]+`` then any of ``trailing`` at i, or -1."""
+    n = len(t)
+    start = i + 1 if t[i] == " " and i + 1 < n and cls[ord(t[i + 1])] & PUNCT else i
+    if not cls[ord(t[start])] & PUNCT:
+        return -1
+    e = _run(t, cls, start, PUNCT)
+    while e < n and t[e] in trailing:
+        e += 1
+    return e
+
+
 def _gpt2(t: str, cls: bytearray, i: int) -> int:
     # '(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s
     e = _contraction(t, i, False)
@@ -106,15 +126,9 @@ def _cl100k_like(t: str, cls: bytearray, i: int, end_first: bool) -> int:
     if c & PREFIX and t[i] not in _CRLF and i + 1 < n and cls[ord(t[i + 1])] & L_ANY:
         return _run(t, cls, i + 2, L_ANY)
     if c & N:
-        e = i + 1
-        while e < n and e < i + 3 and cls[ord(t[e])] & N:
-            e += 1
-        return e
-    start = i + 1 if t[i] == " " and i + 1 < n and cls[ord(t[i + 1])] & PUNCT else i
-    if cls[ord(t[start])] & PUNCT:
-        e = _run(t, cls, start, PUNCT)
-        while e < n and t[e] in _CRLF:
-            e += 1
+        return _digits(t, cls, i)
+    e = _punctuation(t, cls, i, _CRLF)
+    if e >= 0:
         return e
     return _whitespace(t, cls, i, end_first, True)
 
@@ -150,15 +164,9 @@ def _o200k(t: str, cls: bytearray, i: int) -> int:
             f = _contraction(t, e, True)
             return f if f >= 0 else e
     if c & N:
-        e = i + 1
-        while e < n and e < i + 3 and cls[ord(t[e])] & N:
-            e += 1
-        return e
-    start = i + 1 if t[i] == " " and i + 1 < n and cls[ord(t[i + 1])] & PUNCT else i
-    if cls[ord(t[start])] & PUNCT:
-        e = _run(t, cls, start, PUNCT)
-        while e < n and (t[e] in _CRLF or t[e] == "/"):
-            e += 1
+        return _digits(t, cls, i)
+    e = _punctuation(t, cls, i, _CRLF + "/")
+    if e >= 0:
         return e
     return _whitespace(t, cls, i, False, True)
 

@@ -138,6 +138,31 @@ cdef inline Py_ssize_t _whitespace(const uint8_t* s, Py_ssize_t n, Py_ssize_t i,
     return j
 
 
+cdef inline Py_ssize_t _digits(const uint8_t* s, Py_ssize_t n, Py_ssize_t e) noexcept nogil:
+    """``\\p{N}{1,3}`` whose first digit ends at e: up to two more digits."""
+    cdef Py_ssize_t w, k
+    for k in range(2):
+        if e < n and (_cls_at(s, e, &w) & C_N):
+            e += w
+        else:
+            break
+    return e
+
+
+cdef inline Py_ssize_t _punctuation(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, int c, bint slash) noexcept nogil:
+    """`` ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*`` (``[\\r\\n/]*`` if slash) at i, or -1."""
+    cdef Py_ssize_t e, w
+    if s[i] == 32 and i + 1 < n and (_cls_at(s, i + 1, &w) & M_PUNCT):
+        e = _run(s, n, i + 1, M_PUNCT)
+    elif c & M_PUNCT:
+        e = _run(s, n, i, M_PUNCT)
+    else:
+        return -1
+    while e < n and (_is_crlf(s[e]) or (slash and s[e] == 47)):
+        e += 1
+    return e
+
+
 # ---------------------------------------------------------------------------------- patterns
 
 cdef Py_ssize_t _scan_gpt2(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
@@ -186,25 +211,10 @@ cdef inline Py_ssize_t _scan_cl100k_like(const uint8_t* s, Py_ssize_t n, Py_ssiz
         c1 = _cls_at(s, i + w, &w1)
         if c1 & M_L:
             return _run(s, n, i + w + w1, M_L)
-    # \p{N}{1,3}
     if c & C_N:
-        e = i + w
-        for k in range(2):
-            if e < n and (_cls_at(s, e, &w1) & C_N):
-                e += w1
-            else:
-                break
-        return e
-    #  ?[^\s\p{L}\p{N}]+[\r\n]*
-    if s[i] == 32 and i + 1 < n and (_cls_at(s, i + 1, &w1) & M_PUNCT):
-        e = _run(s, n, i + 1, M_PUNCT)
-        while e < n and _is_crlf(s[e]):
-            e += 1
-        return e
-    if c & M_PUNCT:
-        e = _run(s, n, i, M_PUNCT)
-        while e < n and _is_crlf(s[e]):
-            e += 1
+        return _digits(s, n, i + w)
+    e = _punctuation(s, n, i, c, False)
+    if e >= 0:
         return e
     return _whitespace(s, n, i, end_first, True)
 
@@ -253,20 +263,9 @@ cdef Py_ssize_t _scan_o200k(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexce
             f = _contraction(s, n, e, True)
             return f if f >= 0 else e
     if c & C_N:
-        e = i + w
-        for k in range(2):
-            if e < n and (_cls_at(s, e, &w1) & C_N):
-                e += w1
-            else:
-                break
-        return e
-    if s[i] == 32 and i + 1 < n and (_cls_at(s, i + 1, &w1) & M_PUNCT):
-        e = _run(s, n, i + 1, M_PUNCT)
-    elif c & M_PUNCT:
-        e = _run(s, n, i, M_PUNCT)
+        return _digits(s, n, i + w)
+    e = _punctuation(s, n, i, c, True)
     if e >= 0:
-        while e < n and (_is_crlf(s[e]) or s[e] == 47):  # [\r\n/]*
-            e += 1
         return e
     return _whitespace(s, n, i, False, True)
 

@@ -120,12 +120,7 @@ class Tokenizer:
         right after the learned tokens, in the order given; their text in ``texts`` is not
         learned from.  Merge ties are broken by the smaller left id, then the smaller right id.
         """
-        if isinstance(special_tokens, str):
-            special_tokens = [special_tokens]
-        specials = list(dict.fromkeys(special_tokens))
-        for tok in specials:
-            if not isinstance(tok, str) or not tok:
-                raise TrainingError(f"special tokens must be non-empty strings, got {tok!r}")
+        specials = _special_list(special_tokens)
         patterns.resolve(pattern)  # a bad pattern fails before any text is read
         counts = training.count_pretokens(texts, pattern, specials, normalization)
         return cls.train_from_counts(counts, vocab_size, pattern, specials, min_frequency,
@@ -146,12 +141,7 @@ class Tokenizer:
         """Learn a tokenizer from a pre-token count table (``bpe.count_pretokens``, possibly
         summed over shards).  Pass the pattern, special tokens and normalization the counts
         were made with; the result is what :meth:`train` gives on the same texts."""
-        if isinstance(special_tokens, str):
-            special_tokens = [special_tokens]
-        specials = list(dict.fromkeys(special_tokens))
-        for tok in specials:
-            if not isinstance(tok, str) or not tok:
-                raise TrainingError(f"special tokens must be non-empty strings, got {tok!r}")
+        specials = _special_list(special_tokens)
         if normalization is not None and normalization not in NORMALIZATIONS:
             raise ValueError(f"normalization must be one of {NORMALIZATIONS} or None, got {normalization!r}")
         for piece, n in counts.items():
@@ -427,6 +417,17 @@ class Tokenizer:
     def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace",
                      num_threads: int = 8) -> list[str]:
         return _map_threads(lambda ids: self.decode(ids, errors=errors), batch, num_threads)
+
+
+def _special_list(special_tokens: Iterable[str]) -> list[str]:
+    """Training's special tokens, in order, without repeats (a lone str is one token)."""
+    if isinstance(special_tokens, str):
+        special_tokens = [special_tokens]
+    specials = list(dict.fromkeys(special_tokens))
+    for tok in specials:
+        if not isinstance(tok, str) or not tok:
+            raise TrainingError(f"special tokens must be non-empty strings, got {tok!r}")
+    return specials
 
 
 def _rebuild(spec: TokenizerSpec) -> Tokenizer:
