@@ -18,9 +18,12 @@ Data layout
 All words live in one flat symbol array with ``prev``/``next`` links (-1 at word ends); a
 merge keeps the left position and unlinks the right one (its symbol becomes -1).  Every pair
 has a 64-bit count and a list of positions where it was seen; a list may hold stale entries,
-which are checked (and skipped) when the pair is merged.  After each merge every pair whose
-count changed is pushed again with its new count; a popped entry whose count is not the
-pair's current count is stale and dropped (lazy invalidation).
+which are checked (and skipped) when the pair is merged.  After each merge the pairs whose
+count went up (those with the new symbol) are pushed with their new count; pairs whose count
+went down keep their old, higher entry.  A popped entry is valid when it holds the pair's
+current count; one holding more is requeued with the current count, one holding less (an
+older entry of a pair pushed again since) is dropped.  So the heap's top entry is always an
+upper bound, and the first valid entry popped is a true maximum (lazy invalidation).
 
 Cost: one merge costs O(occurrences of the pair + log heap); the whole run is about
 O(total symbols * log) instead of O(merges * total symbols) for a recount.  The loop runs
@@ -110,6 +113,7 @@ cdef class _Trainer:
     cdef int32_t* pb
     cdef int64_t* pcount
     cdef int64_t* pstamp
+    cdef int64_t* pold      # a touched pair's count before this step
     cdef PosList* occ
     cdef Py_ssize_t n_pairs
     cdef Py_ssize_t pair_cap
@@ -142,6 +146,7 @@ cdef class _Trainer:
         free(self.pb)
         free(self.pcount)
         free(self.pstamp)
+        free(self.pold)
         if self.occ != NULL:
             for i in range(self.n_pairs):
                 free(self.occ[i].data)
@@ -228,6 +233,10 @@ cdef class _Trainer:
         if p == NULL:
             return _no_memory()
         self.pstamp = <int64_t*>p
+        p = realloc(self.pold, cap * sizeof(int64_t))
+        if p == NULL:
+            return _no_memory()
+        self.pold = <int64_t*>p
         p = realloc(self.occ, cap * sizeof(PosList))
         if p == NULL:
             return _no_memory()
@@ -239,12 +248,13 @@ cdef class _Trainer:
         """Add ``delta`` to pair (a, b); with ``pos >= 0`` also record an occurrence there."""
         cdef int32_t p = self._pair(a, b)
         cdef PosList* lst
-        self.pcount[p] += delta
         if self.pstamp[p] != self.step:
             self.pstamp[p] = self.step
+            self.pold[p] = self.pcount[p]
             _grow(<void**>&self.touched, &self.touched_cap, self.n_touched + 1, sizeof(int32_t))
             self.touched[self.n_touched] = p
             self.n_touched += 1
+        self.pcount[p] += delta
         if pos >= 0:
             lst = &self.occ[p]
             _grow(<void**>&lst.data, &lst.cap, lst.len + 1, sizeof(Py_ssize_t))
@@ -354,6 +364,10 @@ cdef class _Trainer:
                     e = self._pop()
                     if e.count > 0 and self.pcount[e.pair] == e.count:
                         break
+                    if e.count > self.pcount[e.pair] > 0:
+                        # the pair lost occurrences since this entry was pushed: requeue it
+                        # with its current count (counts that drop are not pushed eagerly)
+                        self._push(e.pair)
                     e.count = 0
                 if e.count == 0 or e.count < min_frequency:
                     break
@@ -414,7 +428,7 @@ cdef class _Trainer:
                 finally:
                     free(positions)
                 for k in range(self.n_touched):
-                    if self.pcount[self.touched[k]] > 0:
+                    if self.pcount[self.touched[k]] > self.pold[self.touched[k]]:
                         self._push(self.touched[k])
         finally:
             free(buf)
