@@ -8,7 +8,8 @@ Sections: ``throughput`` (encode_ordinary MB/s per corpus group and encoding, on
 ~8 KB document, single thread), ``short`` (per-call time on 20-200 byte texts), ``count``
 (count() vs len(encode_ordinary())), ``worst`` (pathological inputs: 1 MB of one repeated
 character, of spaces, of digits), ``batch`` (encode_ordinary_batch on 1 and 2 threads) and
-``load`` (time and resident memory to load o200k_base, in fresh processes).
+``load`` (time and resident memory to load o200k_base, in fresh processes) and ``train``
+(training time, peak memory and compression against HF and SentencePiece; benchmarks/training.py).
 
 Peers (each used only if installed): tiktoken, riptoken, bpe-openai, Hugging Face tokenizers
 (a byte-level BPE built from the same ranks).  All peers and bpe are timed in interleaved
@@ -348,8 +349,14 @@ def bench_load(args) -> None:
     print(table(["loader", "seconds", "resident MB added"], rows))
 
 
+def bench_train(args) -> None:
+    from .training import bench_training
+
+    bench_training(args)
+
+
 SECTIONS = {"throughput": bench_throughput, "short": bench_short, "count": bench_count,
-            "worst": bench_worst, "batch": bench_batch, "load": bench_load}
+            "worst": bench_worst, "batch": bench_batch, "load": bench_load, "train": bench_train}
 
 
 def main(argv=None) -> int:

@@ -1,0 +1,122 @@
+"""Training benchmark: bpe against Hugging Face ``BpeTrainer`` and SentencePiece BPE.
+
+    python -m benchmarks --only train
+
+Every trainer learns the same vocabulary sizes (8,192 and 32,768) from the same text: 90% of
+each shared corpus (the last 10% of each file is held apart), streamed paragraph by paragraph.
+Each run happens in a fresh process, so the peak resident memory (``ru_maxrss``) is that run's
+alone; the rows of one table come from one invocation, trainers interleaved over rounds, and
+the median is reported.  Compression is measured on the held-apart text as UTF-8 bytes per
+token.  bpe and HF use the same split (o200k_base pattern + byte-level); SentencePiece splits
+on whitespace its own way and uses byte fallback, so its compression is not like for like.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+FILES = ["english.txt", "spanish.txt", "portuguese.txt", "multilingual.txt",
+         "code_python.txt", "code_c.txt", "code_js.txt"]
+
+
+def _split_corpus(base: str) -> tuple[list[str], list[str]]:
+    train, held = [], []
+    for name in FILES:
+        with open(os.path.join(base, "corpora", name), encoding="utf-8") as f:
+            text = f.read()
+        cut = text.rfind("\n", 0, int(len(text) * 0.9)) + 1
+        train += text[:cut].split("\n\n")
+        held.append(text[cut:])
+    return train, held
+
+
+def _worker(trainer: str, vocab: int, base: str) -> dict:
+    train, held = _split_corpus(base)
+    held_bytes = sum(len(t.encode("utf-8")) for t in held)
+    if trainer == "bpe":
+        import bpe
+
+        start = time.perf_counter()
+        tok = bpe.Tokenizer.train(iter(train), vocab, pattern="o200k_base")
+        seconds = time.perf_counter() - start
+        n_tokens = sum(tok.count(t) for t in held)
+    elif trainer == "hf":
+        from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
+
+        import bpe
+
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(bpe.NAMED_PATTERNS["o200k_base"]), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ])
+        hf_trainer = trainers.BpeTrainer(vocab_size=vocab, min_frequency=2, show_progress=False,
+                                         initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+        start = time.perf_counter()
+        tok.train_from_iterator(iter(train), hf_trainer)
+        seconds = time.perf_counter() - start
+        n_tokens = sum(len(tok.encode(t, add_special_tokens=False).ids) for t in held)
+    elif trainer == "sentencepiece":
+        import io
+
+        import sentencepiece as spm
+
+        lines = [line for para in train for line in para.split("\n") if line.strip()]
+        model = io.BytesIO()
+        start = time.perf_counter()
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(lines), model_writer=model, model_type="bpe", vocab_size=vocab,
+            num_threads=2, byte_fallback=True, character_coverage=0.9995, max_sentence_length=1 << 16,
+            input_sentence_size=0, minloglevel=2)
+        seconds = time.perf_counter() - start
+        sp = spm.SentencePieceProcessor(model_proto=model.getvalue())
+        n_tokens = sum(len(sp.encode(t)) for t in held)
+    else:
+        raise ValueError(trainer)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return {"seconds": seconds, "peak_rss": peak, "bytes_per_token": held_bytes / n_tokens}
+
+
+def bench_training(args) -> None:
+    from .run import shared_data, table
+
+    base = shared_data()
+    print("\n## Training (fresh process per run; seconds and peak resident MB, median)")
+    if base is None:
+        print("\n(skipped: needs the shared corpora; set BPE_SHARED_DATA)")
+        return
+    trainers = ["bpe"]
+    for module, label in (("tokenizers", "hf"), ("sentencepiece", "sentencepiece")):
+        try:
+            __import__(module)
+            trainers.append(label)
+        except ImportError:
+            pass
+    rounds = 1 if args.quick else 3
+    rows = []
+    for vocab in (8192, 32768):
+        results: dict[str, list[dict]] = {t: [] for t in trainers}
+        for r in range(rounds):
+            for trainer in (trainers if r % 2 == 0 else list(reversed(trainers))):
+                out = subprocess.run([sys.executable, "-m", "benchmarks.training", trainer, str(vocab), base],
+                                     capture_output=True, text=True, check=True,
+                                     cwd=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+                results[trainer].append(json.loads(out.stdout.strip().splitlines()[-1]))
+        med = {t: {k: statistics.median(x[k] for x in v) for k in v[0]} for t, v in results.items()}
+        for t in trainers:
+            m = med[t]
+            rows.append([f"{vocab:,}", t, f"{m['seconds']:.2f}", f"{m['peak_rss'] / 2**20:.0f}",
+                         f"{m['bytes_per_token']:.3f}",
+                         f"{med[t]['seconds'] / med['bpe']['seconds']:.2f}x"])
+    print()
+    print(table(["vocab", "trainer", "seconds", "peak MB", "held-out bytes/token", "time / bpe's"], rows))
+
+
+if __name__ == "__main__":
+    print(json.dumps(_worker(sys.argv[1], int(sys.argv[2]), sys.argv[3])))
