@@ -25,6 +25,7 @@ from .patterns import NAMED_PATTERNS
 from . import tiktoken_files
 from .registry import get_encoding, list_encodings, sample_path
 from .tokenizer import Tokenizer
+from .evaluation import compression
 from .training import count_pretokens
 
 __version__ = "0.1.0"
@@ -39,6 +40,7 @@ __all__ = [
     "TrainingError",
     "UnknownEncodingError",
     "backend",
+    "compression",
     "count_pretokens",
     "get_encoding",
     "list_encodings",

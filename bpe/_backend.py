@@ -17,13 +17,14 @@ try:
     from . import _core, _train
 
     COMPILED = SimpleNamespace(name="cython", Encoder=_core.Encoder, train_merges=_train.train_merges,
-                               PieceCounter=_train.PieceCounter)
+                               Trainer=_train.Trainer, PieceCounter=_train.PieceCounter)
     COMPILED_IMPORT_ERROR = None
 except ImportError as exc:  # the extension was not built
     COMPILED = None
     COMPILED_IMPORT_ERROR = exc
 
-PURE = SimpleNamespace(name="python", Encoder=_reference.Encoder, train_merges=_reference.train_merges)
+PURE = SimpleNamespace(name="python", Encoder=_reference.Encoder, train_merges=_reference.train_merges,
+                       Trainer=_reference.Trainer)
 
 _active = PURE if (COMPILED is None or os.environ.get("BPE_PURE_PYTHON") == "1") else COMPILED
 

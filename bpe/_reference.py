@@ -125,47 +125,101 @@ def _unknown_id_message(token: object) -> str:
     return f"token id {token!r} is not in the vocabulary of this tokenizer"
 
 
-def train_merges(
-    words: list[bytes], counts: list[int], n_new_tokens: int, min_frequency: int
-) -> list[tuple[int, int, int]]:
-    """Learn BPE merges greedily from unique pre-tokens and their counts.
+def _hf_byte_keys() -> list[int]:
+    shown = {}
+    extra = 0
+    for b in range(256):
+        if 33 <= b <= 126 or 161 <= b <= 172 or 174 <= b <= 255:
+            shown[b] = b
+        else:
+            shown[b] = 256 + extra
+            extra += 1
+    keys = [0] * 256
+    for rank, b in enumerate(sorted(range(256), key=lambda b: shown[b])):
+        keys[b] = rank
+    return keys
+
+
+#: Tie-break rules, by name: the ordering key of each byte id (learned ids are their own key).
+#: "ids": the byte value (byte tokens have ids 0..255).  "hf": Hugging Face's BpeTrainer order,
+#: which numbers byte tokens in the order of their GPT-2 display characters (bytes 33-126,
+#: 161-172 and 174-255 show as themselves, the others as U+0100 onwards), so ties go to the pair
+#: with the smallest Hugging Face ids, as its trainer does.
+TIE_BREAKS = {"ids": list(range(256)), "hf": _hf_byte_keys()}
+
+
+class Trainer:
+    """Greedy BPE training, resumable: ``run(n)`` learns up to n more tokens.
 
     Symbols start as bytes with ids 0..255.  Each step counts every adjacent pair of symbols
     over all words (weighted by the word's count, overlapping pairs counted each time), takes
-    the most frequent pair, breaking ties by the smaller left id and then the smaller right id,
-    and replaces its occurrences left to right.  The merged symbol gets a new id (256, 257, ...)
-    unless its bytes already are a token (two different pairs can spell the same bytes), in
-    which case that token's id is reused and no new token is counted.  Training stops after
-    ``n_new_tokens`` new tokens, when no pair is left, or when the best count is below
-    ``min_frequency``.  Returns ``(left_id, right_id, merged_id)`` per merge, in order.
+    the most frequent pair, breaking ties by the smaller key of the left id and then of the
+    right id (``TIE_BREAKS``), and replaces its occurrences left to right.  The merged symbol
+    gets a new id (256, 257, ...) unless its bytes already are a token (two different pairs can
+    spell the same bytes), in which case that token's id is reused and no new token is counted.
+    Training ends when no pair is left or the best count is below ``min_frequency``.
+
+    ``merges`` are ``(left_id, right_id, merged_id)``; ``tokens_after[i]`` is the weighted
+    number of symbols after merge i and ``initial_tokens`` before any merge.
     """
-    seqs = [list(w) for w in words]
-    vocab: dict[bytes, int] = {bytes([b]): b for b in range(256)}
-    id_bytes: list[bytes] = [bytes([b]) for b in range(256)]
-    merges: list[tuple[int, int, int]] = []
-    new_tokens = 0
-    while new_tokens < n_new_tokens:
-        stats: dict[tuple[int, int], int] = {}
-        for seq, count in zip(seqs, counts):
-            for pair in zip(seq, seq[1:]):
-                stats[pair] = stats.get(pair, 0) + count
-        if not stats:
-            break
-        (a, b), best = min(stats.items(), key=lambda kv: (-kv[1], kv[0]))
-        if best < min_frequency:
-            break
-        merged = id_bytes[a] + id_bytes[b]
-        c = vocab.get(merged)
-        if c is None:
-            c = len(id_bytes)
-            vocab[merged] = c
-            id_bytes.append(merged)
-            new_tokens += 1
-        merges.append((a, b, c))
-        for seq in seqs:
-            i = 0
-            while i < len(seq) - 1:
-                if seq[i] == a and seq[i + 1] == b:
-                    seq[i : i + 2] = [c]
-                i += 1
-    return merges
+
+    def __init__(self, words: list[bytes], counts: list[int], min_frequency: int = 1, tie_break: str = "ids"):
+        if len(words) != len(counts):
+            raise ValueError("words and counts must have the same length")
+        if tie_break not in TIE_BREAKS:
+            raise ValueError(f"tie_break must be one of {sorted(TIE_BREAKS)}, got {tie_break!r}")
+        self._keys = TIE_BREAKS[tie_break]
+        self._seqs = [list(w) for w in words]
+        self._counts = list(counts)
+        self._min_frequency = min_frequency
+        self._vocab: dict[bytes, int] = {bytes([b]): b for b in range(256)}
+        self._id_bytes: list[bytes] = [bytes([b]) for b in range(256)]
+        self.merges: list[tuple[int, int, int]] = []
+        self.initial_tokens = sum(len(s) * n for s, n in zip(self._seqs, self._counts))
+        self.tokens_after: list[int] = []
+        self.finished = False
+
+    def _key(self, x: int) -> int:
+        return x if x >= 256 else self._keys[x]
+
+    def run(self, n_new_tokens: int) -> int:
+        made = 0
+        while made < n_new_tokens and not self.finished:
+            stats: dict[tuple[int, int], int] = {}
+            for seq, count in zip(self._seqs, self._counts):
+                for pair in zip(seq, seq[1:]):
+                    stats[pair] = stats.get(pair, 0) + count
+            if not stats:
+                self.finished = True
+                break
+            (a, b), best = min(stats.items(), key=lambda kv: (-kv[1], self._key(kv[0][0]), self._key(kv[0][1])))
+            if best < self._min_frequency:
+                self.finished = True
+                break
+            merged = self._id_bytes[a] + self._id_bytes[b]
+            c = self._vocab.get(merged)
+            if c is None:
+                c = len(self._id_bytes)
+                self._vocab[merged] = c
+                self._id_bytes.append(merged)
+                made += 1
+            self.merges.append((a, b, c))
+            total = 0
+            for seq, count in zip(self._seqs, self._counts):
+                i = 0
+                while i < len(seq) - 1:
+                    if seq[i] == a and seq[i + 1] == b:
+                        seq[i : i + 2] = [c]
+                    i += 1
+                total += len(seq) * count
+            self.tokens_after.append(total)
+        return made
+
+
+def train_merges(
+    words: list[bytes], counts: list[int], n_new_tokens: int, min_frequency: int, tie_break: str = "ids"
+) -> list[tuple[int, int, int]]:
+    """Learn up to ``n_new_tokens`` tokens with :class:`Trainer`; return its merges."""
+    trainer = Trainer(words, counts, min_frequency, tie_break)
+    trainer.run(n_new_tokens)
+    return trainer.merges

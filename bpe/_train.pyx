@@ -8,7 +8,7 @@ recounting: see that function for the rules, repeated here briefly.
 * Symbols start as bytes, ids 0..255.  Every merge takes the most frequent adjacent pair,
   counting overlapping pairs and weighting each word by its count.
 * Tie-break, deterministic on every platform and run: higher count first, then the smaller
-  left id, then the smaller right id.
+  left id, then the smaller right id (or Hugging Face's id order for bytes: TIE_BREAKS).
 * The merged symbol gets the next new id unless its bytes are already a token (two pairs can
   spell the same bytes), in which case that id is reused and no new token is counted.
 * Occurrences are replaced left to right (so ``a a a`` with pair ``(a, a)`` becomes ``aa a``).
@@ -48,8 +48,8 @@ ctypedef struct PosList:
 
 ctypedef struct HeapEntry:
     int64_t count
-    int32_t a
-    int32_t b
+    int32_t ka       # ordering keys of the left and right ids (see TIE_BREAKS)
+    int32_t kb
     int32_t pair
 
 
@@ -59,12 +59,12 @@ cdef int _no_memory() except -1 nogil:
 
 
 cdef inline bint _better(const HeapEntry* x, const HeapEntry* y) noexcept nogil:
-    # the merge order: higher count, then smaller left id, then smaller right id
+    # the merge order: higher count, then smaller left key, then smaller right key
     if x.count != y.count:
         return x.count > y.count
-    if x.a != y.a:
-        return x.a < y.a
-    return x.b < y.b
+    if x.ka != y.ka:
+        return x.ka < y.ka
+    return x.kb < y.kb
 
 
 cdef inline uint64_t _mix(uint64_t k) noexcept nogil:
@@ -129,9 +129,23 @@ cdef class _Trainer:
     cdef int32_t* merges
     cdef Py_ssize_t n_merges
     cdef Py_ssize_t merges_cap
+    cdef int64_t* after         # weighted symbol count (corpus tokens) after each merge
+    cdef Py_ssize_t after_cap
+    cdef int64_t total          # weighted symbol count now
+    cdef int64_t initial        # ... before any merge (= corpus bytes)
+    cdef int32_t byte_key[256]  # ordering key of each byte id in ties
+    cdef int32_t next_id
+    cdef bint started
+    cdef bint finished
+    cdef uint8_t* buf
+    cdef Py_ssize_t buf_cap
 
     def __cinit__(self):
         tt_init(&self.tokens)
+        self.next_id = 256
+        cdef int i
+        for i in range(256):
+            self.byte_key[i] = i
 
     def __dealloc__(self):
         cdef Py_ssize_t i
@@ -154,6 +168,8 @@ cdef class _Trainer:
         free(self.heap)
         free(self.touched)
         free(self.merges)
+        free(self.after)
+        free(self.buf)
         tt_free(&self.tokens)
 
     # ---- pairs ---------------------------------------------------------------------------
@@ -269,8 +285,8 @@ cdef class _Trainer:
         cdef Py_ssize_t i = self.heap_len, parent
         cdef HeapEntry e
         e.count = self.pcount[p]
-        e.a = self.pa[p]
-        e.b = self.pb[p]
+        e.ka = self.pa[p] if self.pa[p] >= 256 else self.byte_key[self.pa[p]]
+        e.kb = self.pb[p] if self.pb[p] >= 256 else self.byte_key[self.pb[p]]
         e.pair = p
         self.heap_len += 1
         while i > 0:
@@ -339,116 +355,178 @@ cdef class _Trainer:
         self._map_resize(1024)
         return 0
 
-    cdef int _run(self, Py_ssize_t n_new, int64_t min_frequency) except -1 nogil:
-        cdef Py_ssize_t i, k, pos, q, left, right, n_occ
-        cdef Py_ssize_t made = 0, la, lb
-        cdef int32_t a, b, c, next_id = 256
-        cdef int64_t w
-        cdef HeapEntry e
-        cdef Py_ssize_t* positions
-        cdef uint8_t* buf = NULL
-        cdef Py_ssize_t buf_cap = 0
-        # initial counts
+    cdef int _start(self) except -1 nogil:
+        cdef Py_ssize_t pos, q, k
         self.step = 0
+        self.total = 0
         for pos in range(self.n_pos):
+            self.total += self.wcount[self.wid[pos]]
             q = self.nxt[pos]
             if q >= 0:
                 self._count(self.sym[pos], self.sym[q], self.wcount[self.wid[pos]], pos)
+        self.initial = self.total
         for k in range(self.n_touched):
             self._push(self.touched[k])
-        try:
-            while made < n_new:
-                # best valid pair
-                e.count = 0
-                while self.heap_len > 0:
-                    e = self._pop()
-                    if e.count > 0 and self.pcount[e.pair] == e.count:
-                        break
-                    if e.count > self.pcount[e.pair] > 0:
-                        # the pair lost occurrences since this entry was pushed: requeue it
-                        # with its current count (counts that drop are not pushed eagerly)
-                        self._push(e.pair)
-                    e.count = 0
-                if e.count == 0 or e.count < min_frequency:
-                    break
-                a = e.a
-                b = e.b
-                # the merged token: an existing one with the same bytes, or a new id
-                la = self.tokens.length[a]
-                lb = self.tokens.length[b]
-                _grow(<void**>&buf, &buf_cap, la + lb, 1)
-                memcpy(buf, self.tokens.blob + self.tokens.off[a], la)
-                memcpy(buf + la, self.tokens.blob + self.tokens.off[b], lb)
-                c = tt_find(&self.tokens, buf, la + lb)
-                if c == NO_TOKEN:
-                    c = next_id
-                    next_id += 1
-                    tt_add(&self.tokens, c, buf, la + lb, True)
-                    made += 1
-                _grow(<void**>&self.merges, &self.merges_cap, 3 * (self.n_merges + 1), sizeof(int32_t))
-                self.merges[3 * self.n_merges] = a
-                self.merges[3 * self.n_merges + 1] = b
-                self.merges[3 * self.n_merges + 2] = c
-                self.n_merges += 1
-                # replace the occurrences, left to right
-                self.step += 1
-                self.n_touched = 0
-                positions = self.occ[e.pair].data
-                n_occ = self.occ[e.pair].len
-                self.occ[e.pair].data = NULL
-                self.occ[e.pair].len = 0
-                self.occ[e.pair].cap = 0
-                if a == b:
-                    qsort(positions, n_occ, sizeof(Py_ssize_t), _cmp_pos)
-                try:
-                    for k in range(n_occ):
-                        pos = positions[k]
-                        if self.sym[pos] != a:
-                            continue
-                        q = self.nxt[pos]
-                        if q < 0 or self.sym[q] != b:
-                            continue
-                        w = self.wcount[self.wid[pos]]
-                        left = self.prv[pos]
-                        right = self.nxt[q]
-                        if left >= 0:
-                            self._count(self.sym[left], a, -w, -1)
-                        if right >= 0:
-                            self._count(b, self.sym[right], -w, -1)
-                        self._count(a, b, -w, -1)
-                        self.sym[pos] = c
-                        self.sym[q] = -1
-                        self.nxt[pos] = right
-                        if right >= 0:
-                            self.prv[right] = pos
-                        if left >= 0:
-                            self._count(self.sym[left], c, w, left)
-                        if right >= 0:
-                            self._count(c, self.sym[right], w, pos)
-                finally:
-                    free(positions)
-                for k in range(self.n_touched):
-                    if self.pcount[self.touched[k]] > self.pold[self.touched[k]]:
-                        self._push(self.touched[k])
-        finally:
-            free(buf)
+        self.started = True
         return 0
 
+    cdef Py_ssize_t _run(self, Py_ssize_t n_new, int64_t min_frequency) except -1 nogil:
+        """Merge until ``n_new`` more new tokens exist (or training ends); return how many."""
+        cdef Py_ssize_t k, pos, q, left, right, n_occ
+        cdef Py_ssize_t made = 0, la, lb
+        cdef int32_t a, b, c
+        cdef int64_t w
+        cdef HeapEntry e
+        cdef Py_ssize_t* positions
+        if not self.started:
+            self._start()
+        while made < n_new and not self.finished:
+            # best valid pair
+            e.count = 0
+            while self.heap_len > 0:
+                e = self._pop()
+                if e.count > 0 and self.pcount[e.pair] == e.count:
+                    break
+                if e.count > self.pcount[e.pair] > 0:
+                    # the pair lost occurrences since this entry was pushed: requeue it
+                    # with its current count (counts that drop are not pushed eagerly)
+                    self._push(e.pair)
+                e.count = 0
+            if e.count == 0 or e.count < min_frequency:
+                self.finished = True
+                break
+            a = self.pa[e.pair]
+            b = self.pb[e.pair]
+            # the merged token: an existing one with the same bytes, or a new id
+            la = self.tokens.length[a]
+            lb = self.tokens.length[b]
+            _grow(<void**>&self.buf, &self.buf_cap, la + lb, 1)
+            memcpy(self.buf, self.tokens.blob + self.tokens.off[a], la)
+            memcpy(self.buf + la, self.tokens.blob + self.tokens.off[b], lb)
+            c = tt_find(&self.tokens, self.buf, la + lb)
+            if c == NO_TOKEN:
+                c = self.next_id
+                self.next_id += 1
+                tt_add(&self.tokens, c, self.buf, la + lb, True)
+                made += 1
+            _grow(<void**>&self.merges, &self.merges_cap, 3 * (self.n_merges + 1), sizeof(int32_t))
+            self.merges[3 * self.n_merges] = a
+            self.merges[3 * self.n_merges + 1] = b
+            self.merges[3 * self.n_merges + 2] = c
+            # replace the occurrences, left to right
+            self.step += 1
+            self.n_touched = 0
+            positions = self.occ[e.pair].data
+            n_occ = self.occ[e.pair].len
+            self.occ[e.pair].data = NULL
+            self.occ[e.pair].len = 0
+            self.occ[e.pair].cap = 0
+            if a == b:
+                qsort(positions, n_occ, sizeof(Py_ssize_t), _cmp_pos)
+            try:
+                for k in range(n_occ):
+                    pos = positions[k]
+                    if self.sym[pos] != a:
+                        continue
+                    q = self.nxt[pos]
+                    if q < 0 or self.sym[q] != b:
+                        continue
+                    w = self.wcount[self.wid[pos]]
+                    self.total -= w
+                    left = self.prv[pos]
+                    right = self.nxt[q]
+                    if left >= 0:
+                        self._count(self.sym[left], a, -w, -1)
+                    if right >= 0:
+                        self._count(b, self.sym[right], -w, -1)
+                    self._count(a, b, -w, -1)
+                    self.sym[pos] = c
+                    self.sym[q] = -1
+                    self.nxt[pos] = right
+                    if right >= 0:
+                        self.prv[right] = pos
+                    if left >= 0:
+                        self._count(self.sym[left], c, w, left)
+                    if right >= 0:
+                        self._count(c, self.sym[right], w, pos)
+            finally:
+                free(positions)
+            for k in range(self.n_touched):
+                if self.pcount[self.touched[k]] > self.pold[self.touched[k]]:
+                    self._push(self.touched[k])
+            _grow(<void**>&self.after, &self.after_cap, self.n_merges + 1, sizeof(int64_t))
+            self.after[self.n_merges] = self.total
+            self.n_merges += 1
+        return made
 
-def train_merges(list words, list counts, Py_ssize_t n_new_tokens, int64_t min_frequency):
+
+from bpe._reference import TIE_BREAKS
+
+
+cdef class Trainer:
+    """A resumable merge loop: ``run(n)`` learns up to n more tokens and can be called again.
+
+    ``merges`` are ``(left_id, right_id, merged_id)``; ``tokens_after[i]`` is the number of
+    symbols the training pre-tokens (weighted by count) have after merge i, and
+    ``initial_tokens`` the number before any merge (their total bytes): together a
+    compression-vs-vocabulary-size curve from one run.
+    """
+
+    cdef _Trainer t
+    cdef int64_t min_frequency
+
+    def __init__(self, list words, list counts, min_frequency=1, tie_break="ids"):
+        if len(words) != len(counts):
+            raise ValueError("words and counts must have the same length")
+        if tie_break not in TIE_BREAKS:
+            raise ValueError(f"tie_break must be one of {sorted(TIE_BREAKS)}, got {tie_break!r}")
+        self.t = _Trainer()
+        self.min_frequency = min_frequency
+        cdef int i
+        keys = TIE_BREAKS[tie_break]
+        for i in range(256):
+            self.t.byte_key[i] = keys[i]
+        self.t._load(words, counts)
+
+    def run(self, Py_ssize_t n_new_tokens):
+        """Learn up to ``n_new_tokens`` more tokens (without the GIL); return how many."""
+        cdef Py_ssize_t made
+        with nogil:
+            made = self.t._run(n_new_tokens, self.min_frequency)
+        return made
+
+    @property
+    def finished(self):
+        """True once no pair is left or the best count is below ``min_frequency``."""
+        return bool(self.t.finished)
+
+    @property
+    def merges(self):
+        cdef _Trainer t = self.t
+        return [(t.merges[3 * i], t.merges[3 * i + 1], t.merges[3 * i + 2]) for i in range(t.n_merges)]
+
+    @property
+    def initial_tokens(self):
+        if not self.t.started:
+            with nogil:
+                self.t._start()
+        return self.t.initial
+
+    @property
+    def tokens_after(self):
+        return [self.t.after[i] for i in range(self.t.n_merges)]
+
+
+def train_merges(list words, list counts, Py_ssize_t n_new_tokens, int64_t min_frequency, tie_break="ids"):
     """Learn merges from unique pre-tokens ``words`` (bytes) with ``counts``.
 
     Returns ``[(left_id, right_id, merged_id), ...]`` in merge order; stops after
     ``n_new_tokens`` new tokens, when no pair is left, or when the best count is below
     ``min_frequency``.  Same result as ``bpe._reference.train_merges``.
     """
-    if len(words) != len(counts):
-        raise ValueError("words and counts must have the same length")
-    cdef _Trainer t = _Trainer()
-    t._load(words, counts)
-    with nogil:
-        t._run(n_new_tokens, min_frequency)
-    return [(t.merges[3 * i], t.merges[3 * i + 1], t.merges[3 * i + 2]) for i in range(t.n_merges)]
+    trainer = Trainer(words, counts, min_frequency, tie_break)
+    trainer.run(n_new_tokens)
+    return trainer.merges
 
 
 # ------------------------------------------------------------------------------------------

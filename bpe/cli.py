@@ -34,6 +34,10 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"trained vocab_size={tok.n_vocab} with pattern {args.pattern!r} in {seconds:.2f} s")
     first = ", ".join(repr((a + b).decode("utf-8", "replace")) for a, b in tok.merges[:8])
     print(f"  first merges: {first}")
+    curve = dict(tok.training_curve)
+    sizes = [n for n in (256, 512, 1024, 2048, 4096, 8192) if n in curve]
+    print("  compression while it learned (training text, bytes per token): " + ", ".join(
+        f"{n:,}: {curve[sizes[0]] / curve[n] :.2f}" for n in sizes))
     longest = sorted(tok.mergeable_ranks, key=len)[-5:]
     print(f"  longest tokens: {', '.join(repr(t.decode('utf-8', 'replace')) for t in longest)}")
     print()
@@ -77,23 +81,11 @@ def _decode(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace) -> int:
     import bpe
 
-    def texts():
-        for path in args.files:
-            with open(path, encoding="utf-8") as f:
-                # stream paragraph by paragraph so the corpus never sits in memory whole
-                buf: list[str] = []
-                for line in f:
-                    buf.append(line)
-                    if line == "\n" or len(buf) > 1000:
-                        yield "".join(buf)
-                        buf = []
-                if buf:
-                    yield "".join(buf)
-
     start = time.perf_counter()
-    tok = bpe.Tokenizer.train(texts(), args.vocab_size, pattern=None if args.pattern == "none" else args.pattern,
-                              special_tokens=args.special or (), min_frequency=args.min_frequency,
-                              name=os.path.splitext(os.path.basename(args.out))[0])
+    tok = bpe.Tokenizer.train_from_files(
+        args.files, args.vocab_size, pattern=None if args.pattern == "none" else args.pattern,
+        special_tokens=args.special or (), min_frequency=args.min_frequency, tie_break=args.tie_break,
+        name=os.path.splitext(os.path.basename(args.out))[0], progress=not args.quiet)
     tok.save(args.out)
     print(f"trained n_vocab={tok.n_vocab} in {time.perf_counter() - start:.2f} s -> {args.out}", file=sys.stderr)
     return 0
@@ -127,6 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pattern", default="o200k_base", help="a pattern name, 'none', or a regex")
     p.add_argument("--special", action="append", help="a special token (repeatable)")
     p.add_argument("--min-frequency", type=int, default=2)
+    p.add_argument("--tie-break", choices=["ids", "hf"], default="ids",
+                   help="merge ties: smaller ids (default) or Hugging Face's order")
+    p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     p.set_defaults(func=_train)
     return parser
 

@@ -93,6 +93,7 @@ class Tokenizer:
         self._merges = [tuple(m) for m in merges] if merges is not None else None
         self._recovered_merges: Optional[list[tuple[bytes, bytes]]] = None
         self._bundled_name: Optional[str] = None
+        self._training_curve: Optional[list[tuple[int, int]]] = None
         self._backend = _backend.active()
         self._core = self._backend.Encoder(
             mergeable_ranks, {tok.encode("utf-8"): tid for tok, tid in specials.items()}
@@ -111,6 +112,8 @@ class Tokenizer:
         *,
         normalization: Optional[str] = None,
         name: Optional[str] = None,
+        tie_break: str = "ids",
+        progress: bool = False,
     ) -> "Tokenizer":
         """Learn a tokenizer from ``texts`` (any iterable of ``str``, read once, streamed).
 
@@ -118,13 +121,42 @@ class Tokenizer:
         it is met exactly unless the text runs out of pairs or ``min_frequency`` (the least
         count a pair needs to be merged) stops training first.  Special tokens get the ids
         right after the learned tokens, in the order given; their text in ``texts`` is not
-        learned from.  Merge ties are broken by the smaller left id, then the smaller right id.
+        learned from.  Merge ties are broken by the smaller left id, then the smaller right id;
+        ``tie_break="hf"`` orders byte tokens as Hugging Face's BpeTrainer numbers them, to
+        reproduce its vocabularies.  ``progress=True`` draws a progress line on stderr.
+        ``training_curve`` then holds the compression at every vocabulary size of the run.
         """
         specials = _special_list(special_tokens)
         patterns.resolve(pattern)  # a bad pattern fails before any text is read
-        counts = training.count_pretokens(texts, pattern, specials, normalization)
+        counts = training.count_pretokens(texts, pattern, specials, normalization, progress=progress)
         return cls.train_from_counts(counts, vocab_size, pattern, specials, min_frequency,
-                                     normalization=normalization, name=name)
+                                     normalization=normalization, name=name, tie_break=tie_break,
+                                     progress=progress)
+
+    @classmethod
+    def train_from_files(
+        cls,
+        paths: Iterable[PathLike],
+        vocab_size: int,
+        pattern: Union[str, None, object] = "o200k_base",
+        special_tokens: Iterable[str] = (),
+        min_frequency: int = 2,
+        **options,
+    ) -> "Tokenizer":
+        """:meth:`train` on UTF-8 text files, read in chunks of about a million characters
+        (cut where no pre-token can span the cut), so a file never sits in memory whole."""
+        if isinstance(paths, (str, os.PathLike)):
+            paths = [paths]
+        chunks = (chunk for path in paths for chunk in training.read_chunks(path))
+        return cls.train(chunks, vocab_size, pattern, special_tokens, min_frequency, **options)
+
+    def train_new(self, texts: Iterable[str], vocab_size: int, min_frequency: int = 2, **options) -> "Tokenizer":
+        """A fresh vocabulary learned from ``texts`` with this tokenizer's split pattern,
+        normalization and special tokens (their ids move to just after the new vocabulary)."""
+        pattern = None if self._pattern is None else (self._pattern_name or patterns.RegexSource(self._pattern))
+        specials = [tok for tok, _ in sorted(self._special_tokens.items(), key=lambda kv: kv[1])]
+        options.setdefault("normalization", self._normalization)
+        return type(self).train(texts, vocab_size, pattern, specials, min_frequency, **options)
 
     @classmethod
     def train_from_counts(
@@ -137,6 +169,8 @@ class Tokenizer:
         *,
         normalization: Optional[str] = None,
         name: Optional[str] = None,
+        tie_break: str = "ids",
+        progress: bool = False,
     ) -> "Tokenizer":
         """Learn a tokenizer from a pre-token count table (``bpe.count_pretokens``, possibly
         summed over shards).  Pass the pattern, special tokens and normalization the counts
@@ -147,10 +181,13 @@ class Tokenizer:
         for piece, n in counts.items():
             if not isinstance(piece, bytes) or not isinstance(n, int) or n < 0:
                 raise TypeError(f"counts must map bytes to int >= 0 (as bpe.count_pretokens returns); got {piece!r}: {n!r}")
-        ranks, merges = training.learn(counts, vocab_size, len(specials), min_frequency)
+        ranks, merges, curve = training.learn(counts, vocab_size, len(specials), min_frequency,
+                                              tie_break=tie_break, progress=progress)
         special_ids = {tok: len(ranks) + i for i, tok in enumerate(specials)}
-        return cls(ranks, pattern=pattern, special_tokens=special_ids, name=name,
-                   normalization=normalization, merges=merges)
+        tok = cls(ranks, pattern=pattern, special_tokens=special_ids, name=name,
+                  normalization=normalization, merges=merges)
+        tok._training_curve = curve
+        return tok
 
     @classmethod
     def from_tiktoken(
@@ -276,6 +313,13 @@ class Tokenizer:
                     recovered.append((tb(parts[0]), tb(parts[1])))
             self._recovered_merges = recovered
         return list(self._recovered_merges)
+
+    @property
+    def training_curve(self) -> Optional[list[tuple[int, int]]]:
+        """For a tokenizer trained in this process: ``[(n_vocab, tokens), ...]``, the number of
+        tokens the training text takes with the vocabulary as it stood at each size (the first
+        entry is bytes only), all from the one training run.  ``None`` otherwise (not saved)."""
+        return list(self._training_curve) if self._training_curve is not None else None
 
     def __repr__(self) -> str:
         pat = self._pattern_name or ("none" if self._pattern is None else "custom")

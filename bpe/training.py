@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import unicodedata
 from collections import Counter
-from typing import Iterable, Optional, Union
+from typing import Iterable, Iterator, Optional, Union
+
+import regex
 
 from . import _backend, _reference_scan, patterns, special
 from .fileformat import NORMALIZATIONS
+from .progress import Progress, bar
 from .errors import TrainingError
 
 
@@ -29,6 +32,7 @@ def count_pretokens(
     pattern: Union[str, None, object] = "o200k_base",
     special_tokens: Iterable[str] = (),
     normalization: Optional[str] = None,
+    progress: bool = False,
 ) -> Counter:
     """Count the distinct pre-tokens of ``texts`` as ``Counter({utf8_bytes: count})``.
 
@@ -49,6 +53,8 @@ def count_pretokens(
     counts: Counter = Counter()
     if isinstance(texts, str):
         texts = [texts]
+    shown = Progress(progress)
+    chars = n_texts = 0
     for index, text in enumerate(texts):
         if not isinstance(text, str):
             raise TypeError(
@@ -69,6 +75,11 @@ def count_pretokens(
                 counts.update(_reference_scan.split(segment, name) if name else ([segment] if segment else []))
             else:
                 counts.update(patterns.split(compiled, segment))
+        chars += len(text)
+        n_texts += 1
+        if progress and n_texts % 64 == 0:
+            shown.update(f"counting pre-tokens: {chars / 1e6:,.1f} M characters, {n_texts:,} texts")
+    shown.close(f"counted pre-tokens: {chars / 1e6:,.1f} M characters, {n_texts:,} texts")
     if fast is not None:
         return Counter(dict(fast.items()))
     out: Counter = Counter()
@@ -80,10 +91,59 @@ def count_pretokens(
     return out
 
 
+def read_chunks(path, chunk_chars: int = 1 << 20) -> Iterator[str]:
+    """Yield the text of a UTF-8 file in pieces of about ``chunk_chars`` characters.
+
+    Pieces are cut only after a newline that follows a non-space character and comes before an
+    ASCII letter: there every named pattern ends one pre-token and starts the next, so counting
+    the pieces gives exactly the counts of the whole file.  (With a custom pattern or none, a
+    cut can still split a pre-token; a file with no such place is read whole.)
+    """
+    with open(path, encoding="utf-8") as f:
+        carry = ""
+        while True:
+            block = f.read(chunk_chars)
+            if not block:
+                break
+            text = carry + block
+            cut = _last_safe_cut(text)
+            if cut <= 0:
+                carry = text
+                continue
+            carry = text[cut:]
+            yield text[:cut]
+        if carry:
+            yield carry
+
+
+_SAFE_CUT = regex.compile(r"(?<=\S\n)(?=[A-Za-z])")
+
+
+def _last_safe_cut(text: str) -> int:
+    start = max(0, len(text) - 65536)
+    while True:
+        last = -1
+        for m in _SAFE_CUT.finditer(text, start):
+            last = m.start()
+        if last >= 0 or start == 0:
+            return last
+        start = max(0, start - 4 * 65536)
+
+
 def learn(
-    counts: Counter, vocab_size: int, n_special: int, min_frequency: int
-) -> tuple[dict[bytes, int], list[tuple[int, int]]]:
-    """Run the merge loop; return ``(ranks, merges)`` with merges as ``(left_id, right_id)``."""
+    counts: Counter,
+    vocab_size: int,
+    n_special: int,
+    min_frequency: int,
+    tie_break: str = "ids",
+    progress: bool = False,
+) -> tuple[dict[bytes, int], list[tuple[int, int]], list[tuple[int, int]]]:
+    """Run the merge loop; return ``(ranks, merges, curve)``.
+
+    ``merges`` are ``(left_id, right_id)``; ``curve`` is ``[(n_vocab, corpus_tokens), ...]``:
+    how many tokens the training pre-tokens take with the vocabulary as it stood after each
+    new token (the first entry: bytes only), from this one run.
+    """
     if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
         raise TypeError(f"vocab_size must be an int, got {type(vocab_size).__name__}")
     if vocab_size < 256 + n_special:
@@ -93,13 +153,28 @@ def learn(
         )
     if not isinstance(min_frequency, int) or min_frequency < 1:
         raise TrainingError(f"min_frequency must be an int >= 1, got {min_frequency!r}")
+    if tie_break not in ("ids", "hf"):
+        raise TrainingError(f"tie_break must be 'ids' (default) or 'hf' (Hugging Face's order), got {tie_break!r}")
     # the merge loop's result does not depend on the order of the words (ties are broken by
     # ids, and counts are sums), so the table is passed as it is
     words = [w for w in counts if w]
-    merges3 = _backend.active().train_merges(words, [counts[w] for w in words], vocab_size - 256 - n_special, min_frequency)
+    trainer = _backend.active().Trainer(words, [counts[w] for w in words], min_frequency, tie_break)
+    target = vocab_size - 256 - n_special
+    step = max(1, target // 200) if progress else target
+    shown = Progress(progress)
+    made = 0
+    while made < target and not trainer.finished:
+        made += trainer.run(min(step, target - made))
+        shown.update(f"learning merges {bar(made, target)}")
+    shown.close(f"learned merges {bar(made, target)}")
+    merges3 = trainer.merges
     id_bytes = [bytes([b]) for b in range(256)]
-    for a, b, c in merges3:
+    curve = [(256 + n_special, trainer.initial_tokens)]
+    for (a, b, c), tokens in zip(merges3, trainer.tokens_after):
         if c == len(id_bytes):
             id_bytes.append(id_bytes[a] + id_bytes[b])
+            curve.append((len(id_bytes) + n_special, tokens))
+        else:  # a second spelling of an existing token: same vocabulary, fewer tokens
+            curve[-1] = (curve[-1][0], tokens)
     ranks = {token: rank for rank, token in enumerate(id_bytes)}
-    return ranks, [(a, b) for a, b, _ in merges3]
+    return ranks, [(a, b) for a, b, _ in merges3], curve

@@ -165,3 +165,75 @@ def test_train_from_counts_rejects_bad_tables(backend):
         bpe.Tokenizer.train_from_counts({"str": 3}, 300)
     with pytest.raises(TypeError, match="count_pretokens"):
         bpe.Tokenizer.train_from_counts({b"ab": -1}, 300)
+
+
+def test_training_curve_matches_encoding(backend):
+    """The curve's last point is the token count of the training text under the final
+    vocabulary, which is what encoding that text gives (plain BPE: no second spellings)."""
+    paragraphs = read_text("austen.txt").split("\n\n")
+    tok = bpe.Tokenizer.train(paragraphs, 700)
+    curve = tok.training_curve
+    assert curve[0] == (256, sum(len(p.encode("utf-8")) for p in paragraphs))
+    assert [n for n, _ in curve] == list(range(256, 701))
+    assert all(t1 > t2 for (_, t1), (_, t2) in zip(curve, curve[1:]))
+    assert curve[-1][1] == sum(tok.count(p) for p in paragraphs)
+    # the same curve, to the point, as training a smaller vocabulary
+    small = bpe.Tokenizer.train(paragraphs, 400)
+    assert small.training_curve == curve[: 400 - 256 + 1]
+
+
+def test_compression_helper(backend):
+    enc = bpe.get_encoding("cl100k_base")
+    texts = read_text("mixed.txt").splitlines()
+    stats = bpe.compression(enc, texts)
+    tokens = sum(len(enc.encode_ordinary(t)) for t in texts)
+    assert stats["tokens"] == tokens and stats["texts"] == len(texts)
+    assert stats["bytes_per_token"] == pytest.approx(sum(len(t.encode()) for t in texts) / tokens)
+    assert stats["tokens_per_1000_chars"] == pytest.approx(1000 * tokens / sum(map(len, texts)))
+
+
+@pytest.mark.parametrize("tie_break", ["ids", "hf"])
+def test_tie_break_rules_agree_across_backends(tie_break):
+    words = [b"ab", b"ba", b"\x00\x01", b"!#", b"\xff\xfe", b"cd", b"dc"]
+    counts = [3, 3, 3, 3, 3, 3, 3]  # every pair ties
+    ref = _reference.train_merges(words, counts, 6, 1, tie_break)
+    if _backend.COMPILED is not None:
+        assert _backend.COMPILED.train_merges(words, counts, 6, 1, tie_break) == ref
+    firsts = [(a, b) for a, b, _ in ref]
+    if tie_break == "ids":
+        assert firsts[0] == (0, 1)  # smallest byte values first
+    else:
+        assert firsts[0] == (33, 35)  # '!' '#': HF numbers printable bytes before the rest
+
+
+def test_train_new_keeps_pattern_normalization_and_specials(backend):
+    base = bpe.Tokenizer.train(read_text("mixed.txt").split("\n\n"), 300, pattern=r"\w+|\W+",
+                               special_tokens=["<|a|>", "<|b|>"], min_frequency=1, normalization="NFKC")
+    fresh = base.train_new(read_text("austen.txt").split("\n\n"), 500)
+    assert fresh.pattern == base.pattern and fresh.normalization == "NFKC"
+    assert fresh.special_tokens == {"<|a|>": 498, "<|b|>": 499}
+    assert fresh.n_vocab == 500 and fresh.merges != base.merges
+    enc = bpe.get_encoding("o200k_base").train_new(read_text("austen.txt").split("\n\n"), 600)
+    assert enc.pattern == bpe.get_encoding("o200k_base").pattern
+    assert set(enc.special_tokens) == {"<|endoftext|>", "<|endofprompt|>"}
+
+
+def test_train_from_files_counts_like_the_whole_text(backend, tmp_path):
+    text = (read_text("austen.txt") + read_text("mixed.txt")) * 3
+    path = tmp_path / "corpus.txt"
+    path.write_text(text, encoding="utf-8")
+    chunks = list(training.read_chunks(path, chunk_chars=2000))
+    assert len(chunks) > 10 and "".join(chunks) == text
+    for pattern in ("gpt2", "cl100k_base", "o200k_base", "llama3"):
+        assert bpe.count_pretokens(chunks, pattern=pattern) == bpe.count_pretokens([text], pattern=pattern)
+    tok = bpe.Tokenizer.train_from_files([path], 600)
+    assert tok.merges == bpe.Tokenizer.train([text], 600).merges
+
+
+def test_progress_goes_to_stderr_only_when_asked(backend, capsys):
+    paragraphs = read_text("austen.txt").split("\n\n")
+    bpe.Tokenizer.train(paragraphs, 300)
+    assert capsys.readouterr().err == ""
+    bpe.Tokenizer.train(paragraphs, 300, progress=True)
+    err = capsys.readouterr().err
+    assert "counted pre-tokens" in err and "learned merges" in err and "44/44" in err
