@@ -9,7 +9,9 @@ Sections: ``throughput`` (encode_ordinary MB/s per corpus group and encoding, on
 (count() vs len(encode_ordinary())), ``worst`` (pathological inputs: 1 MB of one repeated
 character, of spaces, of digits), ``batch`` (encode_ordinary_batch on 1 and 2 threads) and
 ``load`` (time and resident memory to load o200k_base, in fresh processes) and ``train``
-(training time, peak memory and compression against HF and SentencePiece; benchmarks/training.py).
+(training time, peak memory and compression against HF and SentencePiece; benchmarks/training.py)
+and ``stream`` (1 GiB of synthetic text streamed through training: memory stays at the size of
+the table of distinct pre-tokens).
 
 Peers (each used only if installed): tiktoken, riptoken, bpe-openai, Hugging Face tokenizers
 (a byte-level BPE built from the same ranks).  All peers and bpe are timed in interleaved
@@ -355,8 +357,15 @@ def bench_train(args) -> None:
     bench_training(args)
 
 
+def bench_stream(args) -> None:
+    from .training import bench_stream as run
+
+    run(args)
+
+
 SECTIONS = {"throughput": bench_throughput, "short": bench_short, "count": bench_count,
-            "worst": bench_worst, "batch": bench_batch, "load": bench_load, "train": bench_train}
+            "worst": bench_worst, "batch": bench_batch, "load": bench_load, "train": bench_train,
+            "stream": bench_stream}
 
 
 def main(argv=None) -> int:

@@ -13,6 +13,7 @@ on whitespace its own way and uses byte fallback, so its compression is not like
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import resource
@@ -118,5 +119,66 @@ def bench_training(args) -> None:
     print(table(["vocab", "trainer", "seconds", "peak MB", "held-out bytes/token", "time / bpe's"], rows))
 
 
+def synthetic_stream(total_bytes: int, seed: int = 0):
+    """Deterministic synthetic text, ``total_bytes`` of it, as ~4 KB paragraphs: 2,000 distinct
+    paragraphs of Zipf-distributed words from a 60,000-word lexicon, numbers and punctuation,
+    cycled, each copy headed by its running number (so new pre-tokens keep arriving)."""
+    import random
+
+    rng = random.Random(seed)
+    letters = "etaoinshrdlcumwfgypbvkjxqz"
+    lexicon = ["".join(rng.choice(letters) for _ in range(rng.randint(1, 11))) for _ in range(60_000)]
+    cum_weights = list(itertools.accumulate(1 / (rank + 1) for rank in range(len(lexicon))))
+    pool = []
+    for _ in range(2000):
+        words = rng.choices(lexicon, cum_weights=cum_weights, k=700)
+        parts = []
+        for i, w in enumerate(words):
+            parts.append(w.capitalize() if i % 17 == 0 else w)
+            if i % 23 == 22:
+                parts.append(f"{rng.randint(0, 99999)},")
+        pool.append(" ".join(parts) + ".\n\n")
+    produced = k = 0
+    while produced < total_bytes:
+        para = f"Part {k}: " + pool[k % len(pool)]
+        produced += len(para)
+        k += 1
+        yield para
+
+
+def _stream_worker(total_bytes: int, vocab: int) -> dict:
+    import bpe
+
+    start = time.perf_counter()
+    counts = bpe.count_pretokens(synthetic_stream(total_bytes), pattern="o200k_base")
+    counted = time.perf_counter() - start
+    peak_counting = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    tok = bpe.Tokenizer.train_from_counts(counts, vocab, pattern="o200k_base")
+    seconds = time.perf_counter() - start
+    table_bytes = sum(len(k) for k in counts)
+    return {"bytes": total_bytes, "distinct": len(counts), "table_bytes": table_bytes, "count_seconds": counted,
+            "seconds": seconds, "peak_rss_counting": peak_counting, "n_vocab": tok.n_vocab,
+            "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+
+
+def bench_stream(args) -> None:
+    from .run import table
+
+    total = (100 if args.quick else 1000) * 2**20
+    print(f"\n## Streaming {total / 2**30:.2f} GiB of synthetic text into a 32,768 vocabulary (fresh process)")
+    out = subprocess.run([sys.executable, "-m", "benchmarks.training", "stream", str(total), "32768"],
+                         capture_output=True, text=True, check=True,
+                         cwd=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    print()
+    print(table(["text", "distinct pre-tokens", "their bytes", "counting s", "total s", "peak MB (counting)", "peak MB"],
+                [[f"{r['bytes'] / 2**20:,.0f} MB", f"{r['distinct']:,}", f"{r['table_bytes'] / 2**20:.1f} MB",
+                  f"{r['count_seconds']:.1f}", f"{r['seconds']:.1f}", f"{r['peak_rss_counting'] / 2**20:.0f}",
+                  f"{r['peak_rss'] / 2**20:.0f}"]]))
+
+
 if __name__ == "__main__":
-    print(json.dumps(_worker(sys.argv[1], int(sys.argv[2]), sys.argv[3])))
+    if sys.argv[1] == "stream":
+        print(json.dumps(_stream_worker(int(sys.argv[2]), int(sys.argv[3]))))
+    else:
+        print(json.dumps(_worker(sys.argv[1], int(sys.argv[2]), sys.argv[3])))
