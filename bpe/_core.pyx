@@ -622,15 +622,16 @@ cdef class Encoder:
             i = j
         return k
 
-    def encode_text(self, str text, str pattern):
+    def encode_text(self, str text, str pattern, bint packed=False):
         """Split ``text`` with the named ``pattern``'s scanner and encode it, all without the
-        GIL; raises ``UnicodeEncodeError`` on lone surrogates."""
+        GIL; raises ``UnicodeEncodeError`` on lone surrogates.  With ``packed`` the ids come
+        back as bytes (native-endian 32-bit integers) instead of a list."""
         self._check_ready()
         cdef int pid = PATTERN_IDS[pattern] if pattern is not None else PAT_NONE
         cdef Py_ssize_t n, k
         cdef const uint8_t* p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
         if n == 0:
-            return []
+            return b"" if packed else []
         cdef tok_t* out = <tok_t*>malloc((n + 1) * sizeof(tok_t))
         if out == NULL:
             raise MemoryError()
@@ -638,6 +639,8 @@ cdef class Encoder:
             with nogil:
                 k = self._encode_utf8(pid, p, n, out)
             _check_status(k)
+            if packed:
+                return PyBytes_FromStringAndSize(<char*>out, k * sizeof(tok_t))
             return _id_list(self.id_objs, out, k)
         finally:
             free(out)

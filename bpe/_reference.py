@@ -12,11 +12,13 @@ job of the pure-Python modules around it (``patterns``, ``special``, ``tokenizer
 
 from __future__ import annotations
 
+import array
 from typing import Iterable, Optional
 
 from . import _reference_scan
 
 NO_RANK = 2**31 - 1
+_ID_TYPECODE = "I" if array.array("I").itemsize == 4 else "L"
 
 
 class Encoder:
@@ -39,10 +41,12 @@ class Encoder:
                 "a byte-level BPE needs a rank for each of the 256 bytes"
             )
 
-    def encode_text(self, text: str, pattern: Optional[str]) -> list[int]:
-        """Split ``text`` with the named ``pattern`` (None: no split) and encode it."""
+    def encode_text(self, text: str, pattern: Optional[str], packed: bool = False):
+        """Split ``text`` with the named ``pattern`` (None: no split) and encode it; with
+        ``packed``, as bytes of native-endian 32-bit integers."""
         pieces = _reference_scan.split(text, pattern) if pattern is not None else [text]
-        return self.encode_pieces(pieces)
+        ids = self.encode_pieces(pieces)
+        return array.array(_ID_TYPECODE, ids).tobytes() if packed else ids
 
     def encode_texts(self, texts: list[str], pattern: Optional[str]) -> list[list[int]]:
         """``[encode_text(t, pattern) for t in texts]``."""

@@ -12,6 +12,7 @@ threads; it pickles cheaply (a bundled encoding pickles as its name).
 
 from __future__ import annotations
 
+import array
 import os
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +24,7 @@ from .fileformat import NORMALIZATIONS, TokenizerSpec, dumps, loads
 from .tiktoken_files import load_tiktoken_ranks
 
 PathLike = Union[str, "os.PathLike[str]"]
+_ID_TYPECODE = "I" if array.array("I").itemsize == 4 else "L"
 
 
 class Tokenizer:
@@ -114,6 +116,7 @@ class Tokenizer:
         name: Optional[str] = None,
         tie_break: str = "ids",
         progress: bool = False,
+        num_threads: int = 1,
     ) -> "Tokenizer":
         """Learn a tokenizer from ``texts`` (any iterable of ``str``, read once, streamed).
 
@@ -123,12 +126,14 @@ class Tokenizer:
         right after the learned tokens, in the order given; their text in ``texts`` is not
         learned from.  Merge ties are broken by the smaller left id, then the smaller right id;
         ``tie_break="hf"`` orders byte tokens as Hugging Face's BpeTrainer numbers them, to
-        reproduce its vocabularies.  ``progress=True`` draws a progress line on stderr.
+        reproduce its vocabularies.  ``progress=True`` draws a progress line on stderr;
+        ``num_threads`` counts pre-tokens on that many threads (same result).
         ``training_curve`` then holds the compression at every vocabulary size of the run.
         """
         specials = _special_list(special_tokens)
         patterns.resolve(pattern)  # a bad pattern fails before any text is read
-        counts = training.count_pretokens(texts, pattern, specials, normalization, progress=progress)
+        counts = training.count_pretokens(texts, pattern, specials, normalization, progress=progress,
+                                          num_threads=num_threads)
         return cls.train_from_counts(counts, vocab_size, pattern, specials, min_frequency,
                                      normalization=normalization, name=name, tie_break=tie_break,
                                      progress=progress)
@@ -396,6 +401,30 @@ class Tokenizer:
             else:
                 ids.extend(self._encode_plain(segment))
         return ids
+
+    def encode_to_array(
+        self,
+        text: str,
+        *,
+        allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
+        disallowed_special: Union[Literal["all"], Collection[str]] = "all",
+    ) -> "array.array[int]":
+        """:meth:`encode` into a compact ``array.array`` of unsigned 32-bit ids (4 bytes per
+        id instead of a list of int objects; no numpy needed, and it supports the buffer
+        protocol, so ``numpy.frombuffer(a, dtype=numpy.uint32)`` views it without a copy)."""
+        if not isinstance(text, str):
+            raise TypeError(_not_str(text))
+        allowed, disallowed = special.resolve(self._special_set, allowed_special, disallowed_special)
+        special.check_disallowed(text, disallowed)
+        out = array.array(_ID_TYPECODE)
+        if not allowed and self._scanned and self._normalization is None:
+            try:
+                out.frombytes(self._core.encode_text(text, self._pattern_name, True))
+                return out
+            except UnicodeEncodeError:
+                pass
+        out.extend(self.encode(text, allowed_special=allowed, disallowed_special=()))
+        return out
 
     def encode_batch(
         self,

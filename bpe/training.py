@@ -10,8 +10,10 @@ vocabulary is counted as 256 byte tokens + learned tokens + special tokens.  Bui
 
 from __future__ import annotations
 
+import threading
 import unicodedata
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable, Iterator, Optional, Union
 
 import regex
@@ -33,6 +35,7 @@ def count_pretokens(
     special_tokens: Iterable[str] = (),
     normalization: Optional[str] = None,
     progress: bool = False,
+    num_threads: int = 1,
 ) -> Counter:
     """Count the distinct pre-tokens of ``texts`` as ``Counter({utf8_bytes: count})``.
 
@@ -41,48 +44,92 @@ def count_pretokens(
     shards add up exactly (``Counter`` addition), so counting can run anywhere and
     ``Tokenizer.train_from_counts`` gives the same tokenizer as ``Tokenizer.train`` on all the
     shards, provided the same pattern, special tokens and normalization are used.
+    ``num_threads > 1`` splits and counts batches of texts on that many threads (compiled
+    backend, named patterns or none); the result is the same as with one thread.
     """
     if normalization is not None and normalization not in NORMALIZATIONS:
         raise ValueError(f"normalization must be one of {NORMALIZATIONS} or None, got {normalization!r}")
+    if not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1:
+        raise ValueError(f"num_threads must be an int >= 1, got {num_threads!r}")
     name, source = patterns.resolve(pattern)
     scanned = source is None or name is not None
     compiled = None if scanned else patterns.compile_pattern(source)
     counter_class = getattr(_backend.active(), "PieceCounter", None)
-    fast = counter_class() if scanned and counter_class is not None else None
+    fast = scanned and counter_class is not None
     specials = frozenset(special_tokens)
-    counts: Counter = Counter()
     if isinstance(texts, str):
         texts = [texts]
+    counts: Counter = Counter()
+    counters: list = []
+    local = threading.local()
+    lock = threading.Lock()
+
+    def add(segments: list[str]) -> None:
+        counter = getattr(local, "counter", None)
+        if counter is None:
+            counter = local.counter = counter_class()
+            with lock:
+                counters.append(counter)
+        for segment in segments:
+            try:
+                counter.add_text(segment, name)
+            except UnicodeEncodeError:
+                counter.add_text(repair_surrogates(segment), name)
+
+    pool = ThreadPoolExecutor(num_threads) if fast and num_threads > 1 else None
+    in_flight = threading.Semaphore(2 * num_threads)  # bounds the text held in memory
+    futures: list = []
+    batch: list[str] = []
+    batch_chars = 0
     shown = Progress(progress)
     chars = n_texts = 0
-    for index, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise TypeError(
-                f"training texts must be str; item {index} is {type(text).__name__} "
-                "(decode bytes first, e.g. data.decode('utf-8'))"
-            )
-        for segment, is_special in special.split(text, specials):
-            if is_special:
-                continue
-            if normalization is not None:
-                segment = unicodedata.normalize(normalization, segment)
-            if fast is not None:
-                try:
-                    fast.add_text(segment, name)
-                except UnicodeEncodeError:
-                    fast.add_text(repair_surrogates(segment), name)
-            elif scanned:
-                counts.update(_reference_scan.split(segment, name) if name else ([segment] if segment else []))
-            else:
-                counts.update(patterns.split(compiled, segment))
-        chars += len(text)
-        n_texts += 1
-        if progress and n_texts % 64 == 0:
-            shown.update(f"counting pre-tokens: {chars / 1e6:,.1f} M characters, {n_texts:,} texts")
+    try:
+        for index, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(
+                    f"training texts must be str; item {index} is {type(text).__name__} "
+                    "(decode bytes first, e.g. data.decode('utf-8'))"
+                )
+            for segment, is_special in special.split(text, specials):
+                if is_special:
+                    continue
+                if normalization is not None:
+                    segment = unicodedata.normalize(normalization, segment)
+                if fast:
+                    batch.append(segment)
+                    batch_chars += len(segment)
+                elif scanned:
+                    counts.update(_reference_scan.split(segment, name) if name else ([segment] if segment else []))
+                else:
+                    counts.update(patterns.split(compiled, segment))
+            if batch and (pool is None or batch_chars >= 1 << 20):
+                if pool is None:
+                    add(batch)
+                else:
+                    in_flight.acquire()
+                    future = pool.submit(add, batch)
+                    future.add_done_callback(lambda _: in_flight.release())
+                    futures.append(future)
+                batch, batch_chars = [], 0
+            chars += len(text)
+            n_texts += 1
+            if progress and n_texts % 64 == 0:
+                shown.update(f"counting pre-tokens: {chars / 1e6:,.1f} M characters, {n_texts:,} texts")
+        if batch:
+            add(batch)
+        for future in futures:
+            future.result()
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True)
     shown.close(f"counted pre-tokens: {chars / 1e6:,.1f} M characters, {n_texts:,} texts")
-    if fast is not None:
-        return Counter(dict(fast.items()))
-    out: Counter = Counter()
+    if fast:
+        out: Counter = Counter()
+        for counter in counters:
+            for piece, n in counter.items():
+                out[piece] += n
+        return out
+    out = Counter()
     for piece, n in counts.items():
         try:
             out[piece.encode("utf-8")] += n

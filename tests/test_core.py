@@ -145,3 +145,17 @@ def test_batch_matches_single_calls(backend):
         enc.encode_ordinary_batch("not a list")
     with pytest.raises(TypeError, match=r"texts\[1\]"):
         enc.encode_ordinary_batch(["ok", b"bytes"])
+
+
+def test_encode_to_array(backend):
+    import array
+
+    enc = bpe.get_encoding("o200k_base")
+    for text in read_text("mixed.txt").splitlines() + ["", "a\ud800b", "x <|endoftext|> y"]:
+        allowed = {"<|endoftext|>"}
+        got = enc.encode_to_array(text, allowed_special=allowed)
+        assert isinstance(got, array.array) and got.itemsize == 4
+        assert got.tolist() == enc.encode(text, allowed_special=allowed)
+    with pytest.raises(ValueError, match="disallowed special token"):
+        enc.encode_to_array("<|endoftext|>")
+    assert memoryview(enc.encode_to_array("hello world")).tolist() == enc.encode("hello world")

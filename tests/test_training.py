@@ -237,3 +237,13 @@ def test_progress_goes_to_stderr_only_when_asked(backend, capsys):
     bpe.Tokenizer.train(paragraphs, 300, progress=True)
     err = capsys.readouterr().err
     assert "counted pre-tokens" in err and "learned merges" in err and "44/44" in err
+
+
+def test_parallel_counting_gives_the_same_table(backend):
+    paragraphs = (read_text("austen.txt") + read_text("mixed.txt")).split("\n") * 20
+    one = bpe.count_pretokens(paragraphs, pattern="cl100k_base", special_tokens=["<|endoftext|>"])
+    for threads in (2, 3):
+        assert bpe.count_pretokens(iter(paragraphs), pattern="cl100k_base", special_tokens=["<|endoftext|>"],
+                                   num_threads=threads) == one
+    with pytest.raises(ValueError, match="num_threads"):
+        bpe.count_pretokens(paragraphs, num_threads=0)
