@@ -19,7 +19,9 @@ cdef enum:
     NO_TOKEN = -1
     NO_RANK = 0x7FFFFFFF
     # pieces up to this many bytes use the linear scan, longer ones the heap
-    LINEAR_MAX = 64
+    LINEAR_MAX = 24
+    # the heap version works in stack arrays up to this many bytes
+    STACK_MAX = 256
 
 ctypedef struct Slot:
     uint64_t head        # the token's first (up to) 8 bytes, zero-padded

@@ -11,7 +11,7 @@ read files; it trusts its caller to hand it well-formed tables (checked in ``__i
 
 Performance notes
 -----------------
-* Pieces of up to LINEAR_MAX (64) bytes: each merge step scans the parts for the lowest rank
+* Pieces of up to LINEAR_MAX (24) bytes: each merge step scans the parts for the lowest rank
   (tiktoken's own approach), O(n^2) but with tiny constants and no allocation.
 * Longer pieces (100k spaces, a whole document with ``pattern=None``): a min-heap of merge
   candidates keyed by (rank, start) with lazy invalidation, O(n log n), same result.
@@ -259,13 +259,51 @@ cdef int tt_add(TokenTable* t, tok_t token, const uint8_t* data, Py_ssize_t n, b
 # Rank-priority BPE of one piece
 # --------------------------------------------------------------------------------------------
 
-cdef inline tok_t _rank_of(const TokenTable* t, const uint8_t* p, Py_ssize_t a, Py_ssize_t b,
-                           tok_t limit) noexcept nogil:
-    # rank of the token spelled by p[a:b] if it is below `limit`, else NO_RANK
-    cdef tok_t r = tt_find(t, p + a, b - a)
-    if r == NO_TOKEN or r >= limit:
-        return NO_RANK
-    return r
+# A thread-local direct-mapped cache of (left id, right id) -> rank of the concatenation, so
+# that the merge loop's repeated questions ("do these two parts make a token?") are answered
+# from a small table instead of hashing bytes into the large one.  Entries are tagged with the
+# Encoder's generation, like the piece cache.
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #  define BPE_THREAD_LOCAL __declspec(thread)
+    #else
+    #  define BPE_THREAD_LOCAL _Thread_local
+    #endif
+    typedef struct {
+        unsigned long long gen;      /* 0: empty */
+        unsigned long long key;      /* left << 32 | right */
+        int rank;                    /* NO_RANK when the pair spells no token */
+    } bpe_pair_entry;
+    #define BPE_PAIR_SLOTS 8192
+    static BPE_THREAD_LOCAL bpe_pair_entry bpe_pair_cache[BPE_PAIR_SLOTS];
+    static bpe_pair_entry* bpe_pair_slot(unsigned long long key) {
+        return &bpe_pair_cache[(key * 0x9E3779B97F4A7C15ULL) >> 51];
+    }
+    """
+    ctypedef struct bpe_pair_entry:
+        unsigned long long gen
+        unsigned long long key
+        int rank
+    bpe_pair_entry* bpe_pair_slot(unsigned long long key) noexcept nogil
+
+
+cdef inline tok_t _merged_rank(const TokenTable* t, const uint8_t* p, Py_ssize_t a, Py_ssize_t b,
+                               tok_t left, tok_t right, tok_t limit, uint64_t gen) noexcept nogil:
+    # rank of the token spelled by parts p[a:m] (id left) and p[m:b] (id right), if below limit
+    cdef uint64_t key = (<uint64_t><uint32_t>left << 32) | <uint32_t>right
+    cdef bpe_pair_entry* e = bpe_pair_slot(key)
+    cdef tok_t r
+    if e.gen == gen and e.key == key:
+        r = e.rank
+    else:
+        r = tt_find(t, p + a, b - a)
+        if r == NO_TOKEN:
+            r = NO_RANK
+        e.gen = gen
+        e.key = key
+        e.rank = r
+    return r if r < limit else NO_RANK
 
 
 cdef inline tok_t _pair2(const tok_t* pair2, const uint8_t* p, Py_ssize_t i, tok_t limit) noexcept nogil:
@@ -275,15 +313,18 @@ cdef inline tok_t _pair2(const tok_t* pair2, const uint8_t* p, Py_ssize_t i, tok
 
 
 cdef Py_ssize_t _bpe_short(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
-                           const uint8_t* p, Py_ssize_t n, tok_t limit, tok_t* out) noexcept nogil:
-    # Linear scan (n <= LINEAR_MAX): part i is p[start[i]:start[i+1]]; rank[i] is the rank of
-    # parts i and i+1 merged.  Each step merges the lowest rank, leftmost among equals.
+                           const uint8_t* p, Py_ssize_t n, tok_t limit, uint64_t gen, tok_t* out) noexcept nogil:
+    # Linear scan (n <= LINEAR_MAX): part i is p[start[i]:start[i+1]] with id out[i]; rank[i]
+    # is the rank of parts i and i+1 merged.  Each step merges the lowest rank, leftmost among
+    # equals (the merged part's id is that rank).
     cdef Py_ssize_t start[LINEAR_MAX + 1]
     cdef tok_t rank[LINEAR_MAX]
     cdef Py_ssize_t i, n_parts = n, best_i
     cdef tok_t best
     for i in range(n + 1):
         start[i] = i
+    for i in range(n):
+        out[i] = byte_rank[p[i]]
     for i in range(n - 1):
         rank[i] = _pair2(pair2, p, i, limit)
     rank[n - 1] = NO_RANK
@@ -299,16 +340,15 @@ cdef Py_ssize_t _bpe_short(const TokenTable* t, const tok_t* byte_rank, const to
         # part best_i absorbs part best_i + 1
         memmove(start + best_i + 1, start + best_i + 2, (n_parts - best_i - 1) * sizeof(Py_ssize_t))
         memmove(rank + best_i + 1, rank + best_i + 2, (n_parts - best_i - 2) * sizeof(tok_t))
+        memmove(out + best_i + 1, out + best_i + 2, (n_parts - best_i - 2) * sizeof(tok_t))
         n_parts -= 1
+        out[best_i] = best
         rank[n_parts - 1] = NO_RANK
-        rank[best_i] = _rank_of(t, p, start[best_i], start[best_i + 2], limit) if best_i + 1 < n_parts else NO_RANK
+        if best_i + 1 < n_parts:
+            rank[best_i] = _merged_rank(t, p, start[best_i], start[best_i + 2], best, out[best_i + 1], limit, gen)
         if best_i > 0:
-            rank[best_i - 1] = _rank_of(t, p, start[best_i - 1], start[best_i + 1], limit)
-    for i in range(n_parts):
-        if start[i + 1] - start[i] == 1:
-            out[i] = byte_rank[p[start[i]]]
-        else:
-            out[i] = tt_find(t, p + start[i], start[i + 1] - start[i])
+            rank[best_i - 1] = _merged_rank(t, p, start[best_i - 1], start[best_i + 1], out[best_i - 1], best,
+                                            limit, gen)
     return n_parts
 
 
@@ -367,27 +407,38 @@ cdef inline Candidate _cand_pop(Candidate* heap, Py_ssize_t* size) noexcept nogi
 
 
 cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
-                          const uint8_t* p, Py_ssize_t n, tok_t limit, tok_t* out) noexcept nogil:
+                          const uint8_t* p, Py_ssize_t n, tok_t limit, uint64_t gen, tok_t* out) noexcept nogil:
     # Heap version for long pieces, O(n log n), same result as _bpe_short.  Parts form a linked
     # list over their start offsets: nxt[i] is the start of the part after the one starting at
     # i (n for the last part, -1 once part i has been absorbed).  A candidate (rank, left,
     # right, end) is still valid iff nxt[left] == right and nxt[right] == end, i.e. both parts
     # are unchanged since it was pushed; stale candidates are skipped when popped.
+    # Pieces of up to STACK_MAX bytes work in stack arrays; longer ones allocate.
     # Returns -1 when out of memory.
-    cdef int32_t* nxt = <int32_t*>malloc((n + 1) * sizeof(int32_t))
-    cdef int32_t* prv = <int32_t*>malloc((n + 1) * sizeof(int32_t))
-    cdef tok_t* tok = <tok_t*>malloc((n + 1) * sizeof(tok_t))
-    cdef Candidate* heap = <Candidate*>malloc((2 * n + 2) * sizeof(Candidate))
+    cdef int32_t nxt_s[STACK_MAX + 1]
+    cdef int32_t prv_s[STACK_MAX + 1]
+    cdef tok_t tok_s[STACK_MAX + 1]
+    cdef Candidate heap_s[2 * STACK_MAX + 2]
+    cdef int32_t* nxt = nxt_s
+    cdef int32_t* prv = prv_s
+    cdef tok_t* tok = tok_s
+    cdef Candidate* heap = heap_s
+    cdef bint on_heap = n > STACK_MAX
     cdef Py_ssize_t size = 0, k = 0
     cdef int32_t i, h, e2
     cdef tok_t r
     cdef Candidate c
-    if nxt == NULL or prv == NULL or tok == NULL or heap == NULL:
-        free(nxt)
-        free(prv)
-        free(tok)
-        free(heap)
-        return -1
+    if on_heap:
+        nxt = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+        prv = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+        tok = <tok_t*>malloc((n + 1) * sizeof(tok_t))
+        heap = <Candidate*>malloc((2 * n + 2) * sizeof(Candidate))
+        if nxt == NULL or prv == NULL or tok == NULL or heap == NULL:
+            free(nxt)
+            free(prv)
+            free(tok)
+            free(heap)
+            return -1
     for i in range(n):
         nxt[i] = i + 1
         prv[i] = i - 1
@@ -408,12 +459,12 @@ cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* byte_rank, const tok
         tok[i] = c.rank
         h = prv[i]
         if h >= 0:
-            r = _rank_of(t, p, h, c.end, limit)
+            r = _merged_rank(t, p, h, c.end, tok[h], tok[i], limit, gen)
             if r != NO_RANK:
                 _cand_push(heap, &size, r, h, i, c.end)
         if c.end < n:
             e2 = nxt[c.end]
-            r = _rank_of(t, p, i, e2, limit)
+            r = _merged_rank(t, p, i, e2, tok[i], tok[c.end], limit, gen)
             if r != NO_RANK:
                 _cand_push(heap, &size, r, i, c.end, e2)
     i = 0
@@ -421,10 +472,11 @@ cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* byte_rank, const tok
         out[k] = tok[i]
         k += 1
         i = nxt[i]
-    free(nxt)
-    free(prv)
-    free(tok)
-    free(heap)
+    if on_heap:
+        free(nxt)
+        free(prv)
+        free(tok)
+        free(heap)
     return k
 
 
@@ -440,11 +492,6 @@ cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* byte_rank, const tok
 
 cdef extern from *:
     """
-    #if defined(_MSC_VER)
-    #  define BPE_THREAD_LOCAL __declspec(thread)
-    #else
-    #  define BPE_THREAD_LOCAL _Thread_local
-    #endif
     typedef struct {
         unsigned long long gen;      /* 0: empty */
         unsigned char length;
@@ -496,9 +543,9 @@ cdef Py_ssize_t bpe_piece_cached(const TokenTable* t, const tok_t* byte_rank, co
                 out[i] = e.ids[i]
             return e.n_ids
     if n <= LINEAR_MAX:
-        k = _bpe_short(t, byte_rank, pair2, p, n, NO_RANK, out)
+        k = _bpe_short(t, byte_rank, pair2, p, n, NO_RANK, gen, out)
     else:
-        k = _bpe_long(t, byte_rank, pair2, p, n, NO_RANK, out)
+        k = _bpe_long(t, byte_rank, pair2, p, n, NO_RANK, gen, out)
     if e != NULL and 0 < k <= CACHE_MAX_IDS:
         e.gen = gen
         e.length = <unsigned char>n
@@ -510,7 +557,7 @@ cdef Py_ssize_t bpe_piece_cached(const TokenTable* t, const tok_t* byte_rank, co
 
 
 cdef Py_ssize_t bpe_piece(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
-                          const uint8_t* p, Py_ssize_t n, tok_t max_rank, tok_t* out) noexcept nogil:
+                          uint64_t gen, const uint8_t* p, Py_ssize_t n, tok_t max_rank, tok_t* out) noexcept nogil:
     """Write the ids of piece ``p[:n]`` to ``out`` (room for n ids); return how many, or -1
     when out of memory.
 
@@ -531,8 +578,8 @@ cdef Py_ssize_t bpe_piece(const TokenTable* t, const tok_t* byte_rank, const tok
     else:
         limit = max_rank
     if n <= LINEAR_MAX:
-        return _bpe_short(t, byte_rank, pair2, p, n, limit, out)
-    return _bpe_long(t, byte_rank, pair2, p, n, limit, out)
+        return _bpe_short(t, byte_rank, pair2, p, n, limit, gen, out)
+    return _bpe_long(t, byte_rank, pair2, p, n, limit, gen, out)
 
 
 # --------------------------------------------------------------------------------------------
@@ -773,7 +820,7 @@ cdef class Encoder:
         try:
             if out == NULL:
                 raise MemoryError()
-            k = bpe_piece(&self.table, self.byte_rank, self.pair2, <const uint8_t*>PyBytes_AS_STRING(piece),
+            k = bpe_piece(&self.table, self.byte_rank, self.pair2, self.gen, <const uint8_t*>PyBytes_AS_STRING(piece),
                           n, max_rank, out)
             if k < 0:
                 raise MemoryError()
