@@ -4,7 +4,7 @@
 
 Every trainer learns the same vocabulary sizes (8,192 and 32,768) from the same text: 90% of
 each shared corpus (the last 10% of each file is held apart), streamed paragraph by paragraph.
-Each run happens in a fresh process, so the peak resident memory (``ru_maxrss``) is that run's
+Each run happens in a fresh process, so the peak resident memory (``VmHWM``) is that run's
 alone; the rows of one table come from one invocation, trainers interleaved over rounds, and
 the median is reported.  Compression is measured on the held-apart text as UTF-8 bytes per
 token.  bpe and HF use the same split (o200k_base pattern + byte-level); SentencePiece splits
@@ -16,7 +16,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -24,6 +23,16 @@ import time
 
 FILES = ["english.txt", "spanish.txt", "portuguese.txt", "multilingual.txt",
          "code_python.txt", "code_c.txt", "code_js.txt"]
+
+
+def peak_rss() -> int:
+    """This process's peak resident memory in bytes (VmHWM: unlike ru_maxrss it does not carry
+    the parent's peak over fork and exec)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmHWM in /proc/self/status (Linux only)")
 
 
 def _split_corpus(base: str) -> tuple[list[str], list[str]]:
@@ -80,7 +89,7 @@ def _worker(trainer: str, vocab: int, base: str) -> dict:
         n_tokens = sum(len(sp.encode(t)) for t in held)
     else:
         raise ValueError(trainer)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    peak = peak_rss()
     return {"seconds": seconds, "peak_rss": peak, "bytes_per_token": held_bytes / n_tokens}
 
 
@@ -152,13 +161,13 @@ def _stream_worker(total_bytes: int, vocab: int) -> dict:
     start = time.perf_counter()
     counts = bpe.count_pretokens(synthetic_stream(total_bytes), pattern="o200k_base")
     counted = time.perf_counter() - start
-    peak_counting = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    peak_counting = peak_rss()
     tok = bpe.Tokenizer.train_from_counts(counts, vocab, pattern="o200k_base")
     seconds = time.perf_counter() - start
     table_bytes = sum(len(k) for k in counts)
     return {"bytes": total_bytes, "distinct": len(counts), "table_bytes": table_bytes, "count_seconds": counted,
             "seconds": seconds, "peak_rss_counting": peak_counting, "n_vocab": tok.n_vocab,
-            "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+            "peak_rss": peak_rss()}
 
 
 def bench_stream(args) -> None:
