@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import array
 import os
+import threading
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from typing import AbstractSet, Collection, Iterable, Literal, Optional, Sequence, Union
@@ -454,17 +455,23 @@ class Tokenizer:
             return _map_threads(self._encode_plain, texts, num_threads)
         if self._normalization is not None:
             texts = [unicodedata.normalize(self._normalization, t) for t in texts]
-        # One chunk of consecutive texts per thread, balanced by length; each chunk is encoded
-        # by one core call that releases the GIL for the whole chunk.
-        chunks = _balanced_chunks(texts, num_threads)
+        # One share of the texts per thread, dealt round-robin (texts next to each other tend
+        # to cost alike, so every thread gets a similar mix); each share is encoded by one core
+        # call that releases the GIL for all of it.
+        n = min(num_threads, len(texts)) or 1
+        shares = [texts[k::n] for k in range(n)]
 
-        def work(chunk: list[str]) -> list[list[int]]:
+        def work(share: list[str]) -> list[list[int]]:
             try:
-                return self._core.encode_texts(chunk, self._pattern_name)
+                return self._core.encode_texts(share, self._pattern_name)
             except UnicodeEncodeError:  # a lone surrogate somewhere: per text, with the fix-up
-                return [self._encode_plain(t) for t in chunk]
+                return [self._encode_plain(t) for t in share]
 
-        return [ids for part in _map_threads(work, chunks, num_threads) for ids in part]
+        results = _map_threads(work, shares, num_threads)
+        out: list = [None] * len(texts)
+        for k, part in enumerate(results):
+            out[k::n] = part
+        return out
 
     # ---------------------------------------------------------------- decoding
 
@@ -527,21 +534,29 @@ def _check_texts(texts: Iterable[str]) -> list[str]:
     return texts
 
 
-def _balanced_chunks(texts: list[str], n: int) -> list[list[str]]:
-    """Cut ``texts`` into at most ``n`` runs of consecutive texts with similar total length."""
-    if n <= 1 or len(texts) <= 1:
-        return [texts]
-    total = sum(map(len, texts)) or 1
-    chunks, current, size = [], [], 0
-    for text in texts:
-        current.append(text)
-        size += len(text)
-        if size * n >= total * (len(chunks) + 1) and len(chunks) < n - 1:
-            chunks.append(current)
-            current = []
-    if current:
-        chunks.append(current)
-    return chunks
+_pools: dict[int, ThreadPoolExecutor] = {}
+_pools_lock = threading.Lock()
+
+
+def _forget_pools_after_fork() -> None:
+    # a forked child has none of the parent's threads: it must build its own pools
+    global _pools_lock
+    _pools.clear()
+    _pools_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pools_after_fork)
+
+
+def _pool(num_threads: int) -> ThreadPoolExecutor:
+    """A process-wide pool per size, kept between calls: its threads keep their warm
+    thread-local piece and pair caches, which fresh threads would have to refill."""
+    with _pools_lock:
+        pool = _pools.get(num_threads)
+        if pool is None:
+            pool = _pools[num_threads] = ThreadPoolExecutor(max_workers=num_threads, thread_name_prefix="bpe")
+        return pool
 
 
 def _map_threads(fn, items, num_threads: int) -> list:
@@ -549,5 +564,4 @@ def _map_threads(fn, items, num_threads: int) -> list:
     items = list(items)
     if num_threads == 1 or len(items) < 2:
         return [fn(x) for x in items]
-    with ThreadPoolExecutor(max_workers=min(num_threads, len(items))) as pool:
-        return list(pool.map(fn, items))
+    return list(_pool(min(num_threads, len(items))).map(fn, items))

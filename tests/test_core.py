@@ -159,3 +159,34 @@ def test_encode_to_array(backend):
     with pytest.raises(ValueError, match="disallowed special token"):
         enc.encode_to_array("<|endoftext|>")
     assert memoryview(enc.encode_to_array("hello world")).tolist() == enc.encode("hello world")
+
+
+def test_batch_after_fork(backend):
+    """Threads of the parent's pool do not exist in a forked child: batch encoding there must
+    build its own pool instead of waiting forever."""
+    import os
+    import sys
+
+    if not hasattr(os, "fork") or sys.platform == "darwin":
+        pytest.skip("needs os.fork (and a platform where forking a threaded process is safe)")
+    enc = bpe.get_encoding("cl100k_base")
+    texts = read_text("mixed.txt").splitlines()
+    expected = enc.encode_ordinary_batch(texts, num_threads=2)  # the parent's pool exists now
+    pid = os.fork()
+    if pid == 0:  # child
+        ok = enc.encode_ordinary_batch(texts, num_threads=2) == expected
+        os._exit(0 if ok else 1)
+    import signal
+    import time
+
+    deadline = time.monotonic() + 60
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("batch encoding in a forked child hung (the parent's thread pool was reused)")
+        time.sleep(0.05)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
