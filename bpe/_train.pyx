@@ -1,9 +1,13 @@
-"""Compiled BPE trainer: greedy merges with incremental pair counts and a lazy max-heap.
+"""Compiled BPE training: pre-token counting, and greedy merges with incremental pair counts
+and a lazy max-heap.
 
-Input is the table of unique pre-tokens (bytes) with their counts; output is the list of
-merges ``(left_id, right_id, merged_id)`` in order.  It produces exactly what
-``bpe._reference.train_merges`` produces (the test suite checks this), only without
-recounting: see that function for the rules, repeated here briefly.
+``PieceCounter`` splits texts with the scanner (``bpe._scanner``) and counts distinct
+pre-tokens in C.  ``Trainer`` takes the table of unique pre-tokens (bytes) with their counts
+and learns merges ``(left_id, right_id, merged_id)`` in order, resumably (``run(n)`` learns n
+more tokens, so callers can show progress), recording how many symbols the corpus has after
+each merge (a compression curve).  It produces exactly what ``bpe._reference.Trainer``
+produces (the test suite checks this), only without recounting: see that class for the rules,
+repeated here briefly.
 
 * Symbols start as bytes, ids 0..255.  Every merge takes the most frequent adjacent pair,
   counting overlapping pairs and weighting each word by its count.
@@ -27,7 +31,7 @@ upper bound, and the first valid entry popped is a true maximum (lazy invalidati
 
 Cost: one merge costs O(occurrences of the pair + log heap); the whole run is about
 O(total symbols * log) instead of O(merges * total symbols) for a recount.  The loop runs
-without the GIL.  It does not read text or split it; ``bpe.training`` does that.
+without the GIL.  Reading files, special tokens and normalization are ``bpe.training``'s job.
 """
 
 # cython: language_level=3
