@@ -87,6 +87,12 @@ class Tokenizer:
         self._normalization = normalization
         self._name = name
         self._max_token_value = max(list(rank_ids) + list(specials.values()), default=-1)
+        n_ids = len(rank_ids) + len(specials)
+        if self._max_token_value >= 4 * n_ids + 65536:
+            raise ValueError(
+                f"token ids are too sparse: the largest is {self._max_token_value:,} for {n_ids:,} tokens "
+                "(tables are indexed by id); renumber the tokens with dense ids"
+            )
         if explicit_n_vocab is not None and explicit_n_vocab != self._max_token_value + 1:
             raise ValueError(
                 f"explicit_n_vocab={explicit_n_vocab} does not match the largest id + 1 "

@@ -347,3 +347,10 @@ def test_from_tiktoken_duplicate_rank_names_the_line(tmp_path, backend):
         bpe.Tokenizer.from_tiktoken(path, pattern="cl100k_base")
     assert info.value.line == 257
     assert os.fspath(path) in str(info.value)
+
+
+def test_absurdly_sparse_ids_are_refused_before_allocating(backend):
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks[b"ab"] = 2_000_000_000  # a corrupted rank file would ask for gigabytes of tables
+    with pytest.raises(ValueError, match="too sparse"):
+        bpe.Tokenizer(ranks, pattern=None)
