@@ -254,7 +254,17 @@ cdef Py_ssize_t _scan_o200k(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexce
     cdef int c = _cls_at(s, i, &w)
     cdef bint prefix = (c & M_PREFIX) != 0 and not _is_crlf(s[i]) and i + w < n
     cdef int alt
-    for alt in range(2):  # the two letter alternatives, each with and without the prefix
+    # the letter alternatives can only match if a letter or mark starts here or right after
+    # the prefix; skip them at once otherwise (spaces, digits, punctuation)
+    if prefix and not (c & (M_UPPER | M_LOWER)) and not (_cls_at(s, i + w, &w1) & (M_UPPER | M_LOWER)):
+        prefix = False
+        alt = 2
+    elif not prefix and not (c & (M_UPPER | M_LOWER)):
+        alt = 2
+    else:
+        alt = 0
+    while alt < 2:  # the two letter alternatives, each with and without the prefix
+        e = -1
         if prefix:
             e = _o200k_letters(s, n, i + w, alt == 1)
         if e < 0:
@@ -262,6 +272,8 @@ cdef Py_ssize_t _scan_o200k(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexce
         if e >= 0:
             f = _contraction(s, n, e, True)
             return f if f >= 0 else e
+        alt += 1
+    e = -1
     if c & C_N:
         return _digits(s, n, i + w)
     e = _punctuation(s, n, i, c, True)
