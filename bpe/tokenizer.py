@@ -81,7 +81,7 @@ class Tokenizer:
         # tiktoken's Unicode tables; custom patterns on the `regex` module
         self._scanned = self._pattern is None or self._pattern_name is not None
         self._regex = None if self._scanned else patterns.compile_pattern(self._pattern)
-        self._mergeable_ranks = mergeable_ranks
+        self._mergeable_ranks = dict(mergeable_ranks)  # ours: later changes to the argument do not leak in
         self._special_tokens = specials
         self._special_set = frozenset(specials)
         self._normalization = normalization
@@ -105,7 +105,7 @@ class Tokenizer:
         self._training_curve: Optional[list[tuple[int, int]]] = None
         self._backend = _backend.active()
         self._core = self._backend.Encoder(
-            mergeable_ranks, {tok.encode("utf-8"): tid for tok, tid in specials.items()}
+            self._mergeable_ranks, {tok.encode("utf-8"): tid for tok, tid in specials.items()}
         )
 
     # ---------------------------------------------------------------- construction

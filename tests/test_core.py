@@ -190,3 +190,13 @@ def test_batch_after_fork(backend):
             pytest.fail("batch encoding in a forked child hung (the parent's thread pool was reused)")
         time.sleep(0.05)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def test_tokenizer_is_not_changed_by_its_arguments(backend):
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks[b"ab"] = 256
+    tok = bpe.Tokenizer(ranks, pattern=None)
+    ranks[b"abc"] = 257
+    del ranks[b"ab"]
+    assert tok.mergeable_ranks == {**{bytes([b]): b for b in range(256)}, b"ab": 256}
+    assert tok.encode("abc") == [256, ord("c")]
