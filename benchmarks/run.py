@@ -24,6 +24,7 @@ them only the bundled sample is used.  Nothing here is a test: no assertion is m
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import json
 import os
@@ -72,6 +73,7 @@ def documents(files: list[str], limit_bytes: int, doc_chars: int = 8000) -> list
 
 # ------------------------------------------------------------------------------- peers
 
+@functools.lru_cache(maxsize=None)
 def peers(name: str) -> dict[str, object]:
     """Encoders by label; each has encode_ordinary(str) -> list[int]."""
     import bpe
@@ -116,37 +118,29 @@ class _HFWrapper:
         return self._tok.encode(text, add_special_tokens=False).ids
 
 
-def _hf_from_ranks(enc) -> _HFWrapper:
-    """A Hugging Face byte-level BPE with the same ranks, merges and split pattern."""
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+def hf_pre_tokenizer(pattern: str):
+    """Hugging Face's form of a tiktoken split: the regex (isolated), then byte-level."""
+    from tokenizers import Regex, pre_tokenizers
 
-    table = _bytes_to_unicode()
-
-    def show(b: bytes) -> str:
-        return "".join(table[x] for x in b)
-
-    vocab = {show(t): r for t, r in enc.mergeable_ranks.items()}
-    merges = [(show(a), show(b)) for a, b in enc.merges]
-    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, ignore_merges=True))
-    tok.pre_tokenizer = pre_tokenizers.Sequence([
+    return pre_tokenizers.Sequence([
         # Oniguruma's `$` also matches at every line end: tiktoken's means end of text (`\z`)
-        pre_tokenizers.Split(Regex(enc.pattern.replace("$", r"\z")), behavior="isolated"),
+        pre_tokenizers.Split(Regex(pattern.replace("$", r"\z")), behavior="isolated"),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
     ])
+
+
+def _hf_from_ranks(enc) -> _HFWrapper:
+    """A Hugging Face byte-level BPE with the same ranks, merges and split pattern."""
+    from tokenizers import Tokenizer, decoders, models
+
+    from bpe.byte_unicode import to_display
+
+    vocab = {to_display(t): r for t, r in enc.mergeable_ranks.items()}
+    merges = [(to_display(a), to_display(b)) for a, b in enc.merges]
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, ignore_merges=True))
+    tok.pre_tokenizer = hf_pre_tokenizer(enc.pattern)
     tok.decoder = decoders.ByteLevel()
     return _HFWrapper(tok)
-
-
-def _bytes_to_unicode() -> dict[int, str]:
-    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    mapping, extra = {}, 0
-    for b in range(256):
-        if b in printable:
-            mapping[b] = chr(b)
-        else:
-            mapping[b] = chr(256 + extra)
-            extra += 1
-    return mapping
 
 
 # ------------------------------------------------------------------------------- timing
@@ -218,9 +212,7 @@ def bench_throughput(args) -> None:
 
 def bench_short(args) -> None:
     print("\n## Short texts: per-call time of encode_ordinary (microseconds, median)")
-    import bpe
-
-    base = [d for d in documents(["english.txt", "code_python.txt", "multilingual.txt"], 200_000)]
+    base = documents(["english.txt", "code_python.txt", "multilingual.txt"], 200_000)
     rows = []
     for name in args.encodings:
         encoders = peers(name)
@@ -244,7 +236,6 @@ def bench_short(args) -> None:
         header = ["encoding", "text size", "calls"] + list(encoders) + ["tiktoken time / bpe time"]
     print()
     print(table(header, rows))
-    del bpe
 
 
 def bench_count(args) -> None:

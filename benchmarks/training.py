@@ -57,15 +57,14 @@ def _worker(trainer: str, vocab: int, base: str) -> dict:
         seconds = time.perf_counter() - start
         n_tokens = sum(tok.count(t) for t in held)
     elif trainer == "hf":
-        from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
+        from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
         import bpe
 
+        from .run import hf_pre_tokenizer
+
         tok = Tokenizer(models.BPE())
-        tok.pre_tokenizer = pre_tokenizers.Sequence([
-            pre_tokenizers.Split(Regex(bpe.NAMED_PATTERNS["o200k_base"]), behavior="isolated"),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-        ])
+        tok.pre_tokenizer = hf_pre_tokenizer(bpe.NAMED_PATTERNS["o200k_base"])
         hf_trainer = trainers.BpeTrainer(vocab_size=vocab, min_frequency=2, show_progress=False,
                                          initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
         start = time.perf_counter()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import array
 from typing import Iterable, Optional
 
-from . import _reference_scan
+from . import _reference_scan, byte_unicode
 
 NO_RANK = 2**31 - 1
 _ID_TYPECODE = "I" if array.array("I").itemsize == 4 else "L"
@@ -130,14 +130,7 @@ def _unknown_id_message(token: object) -> str:
 
 
 def _hf_byte_keys() -> list[int]:
-    shown = {}
-    extra = 0
-    for b in range(256):
-        if 33 <= b <= 126 or 161 <= b <= 172 or 174 <= b <= 255:
-            shown[b] = b
-        else:
-            shown[b] = 256 + extra
-            extra += 1
+    shown = byte_unicode.byte_to_char()
     keys = [0] * 256
     for rank, b in enumerate(sorted(range(256), key=lambda b: shown[b])):
         keys[b] = rank

@@ -40,9 +40,16 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort, realloc
 from libc.string cimport memcpy
 
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 
 from bpe._core cimport NO_TOKEN, TokenTable, tok_t, tt_add, tt_find, tt_free, tt_init
+from bpe._scanner cimport PAT_NONE, scan_piece
+
+from bpe._reference import TIE_BREAKS
+from bpe._scanner import PATTERN_IDS
+
+cdef extern from "Python.h":
+    const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
 
 
 ctypedef struct PosList:
@@ -464,9 +471,6 @@ cdef class _Trainer:
         return made
 
 
-from bpe._reference import TIE_BREAKS
-
-
 cdef class Trainer:
     """A resumable merge loop: ``run(n)`` learns up to n more tokens and can be called again.
 
@@ -536,15 +540,6 @@ def train_merges(list words, list counts, Py_ssize_t n_new_tokens, int64_t min_f
 # ------------------------------------------------------------------------------------------
 # Pre-token counting
 # ------------------------------------------------------------------------------------------
-
-cdef extern from "Python.h":
-    const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
-
-from cpython.bytes cimport PyBytes_FromStringAndSize
-
-from bpe._scanner cimport PAT_NONE, scan_piece
-
-from bpe._scanner import PATTERN_IDS
 
 
 cdef class PieceCounter:

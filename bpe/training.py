@@ -18,7 +18,7 @@ from typing import Iterable, Iterator, Optional, Union
 
 import regex
 
-from . import _backend, _reference_scan, patterns, special
+from . import _backend, _reference, _reference_scan, patterns, special
 from .fileformat import NORMALIZATIONS
 from .progress import Progress, bar
 from .errors import TrainingError
@@ -200,7 +200,7 @@ def learn(
         )
     if not isinstance(min_frequency, int) or min_frequency < 1:
         raise TrainingError(f"min_frequency must be an int >= 1, got {min_frequency!r}")
-    if tie_break not in ("ids", "hf"):
+    if tie_break not in _reference.TIE_BREAKS:
         raise TrainingError(f"tie_break must be 'ids' (default) or 'hf' (Hugging Face's order), got {tie_break!r}")
     # the merge loop's result does not depend on the order of the words (ties are broken by
     # ids, and counts are sums), so the table is passed as it is

@@ -4,18 +4,7 @@ corpus, same vocabulary size), and the default rule gives the same compression."
 import json
 
 import bpe
-
-
-def _byte_decoder():
-    printable = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
-    table, extra = {}, 0
-    for b in range(256):
-        if b in printable:
-            table[chr(b)] = b
-        else:
-            table[chr(256 + extra)] = b
-            extra += 1
-    return table
+from bpe.byte_unicode import from_display
 
 
 def _hf_train(texts, vocab_size):
@@ -29,10 +18,8 @@ def _hf_train(texts, vocab_size):
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=2, show_progress=False,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     tok.train_from_iterator(texts, trainer)
-    decode = _byte_decoder()
     merges = json.loads(tok.to_str())["model"]["merges"]
-    to_bytes = lambda s: bytes(decode[ch] for ch in s)
-    return [(to_bytes(a), to_bytes(b)) for a, b in (m.split(" ") if isinstance(m, str) else m for m in merges)]
+    return [(from_display(a), from_display(b)) for a, b in (m.split(" ") if isinstance(m, str) else m for m in merges)]
 
 
 def test_hf_tie_break_reproduces_bpetrainer(corpus, cython_backend):
