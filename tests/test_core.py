@@ -200,3 +200,132 @@ def test_tokenizer_is_not_changed_by_its_arguments(backend):
     del ranks[b"ab"]
     assert tok.mergeable_ranks == {**{bytes([b]): b for b in range(256)}, b"ab": 256}
     assert tok.encode("abc") == [256, ord("c")]
+
+
+# ---------------------------------------------------------------- backtracking encoder
+
+ENCODINGS = ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"]
+
+
+def _backtracking_everywhere(tok):
+    """Context manager: every piece that is not a token goes through the backtracking encoder."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def manager():
+        old = tok._core._set_backtrack_min_bytes(0)
+        try:
+            yield
+        finally:
+            tok._core._set_backtrack_min_bytes(old)
+
+    return manager()
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_backtracking_equals_merge_loop_and_tiktoken(name, cython_backend):
+    enc = bpe.get_encoding(name)
+    oracle = tiktoken_encoding(name)
+    text = read_text("austen.txt")[:60_000] + read_text("mixed.txt")
+    merge_loop = enc.encode_ordinary(text)
+    with _backtracking_everywhere(enc):
+        backtracked = enc.encode_ordinary(text)
+    assert backtracked == merge_loop == oracle.encode_ordinary(text)
+
+
+def test_backtracking_on_a_trained_vocabulary(cython_backend):
+    """Our own trainer's vocabularies (ties broken either way) satisfy what backtracking needs."""
+    text = read_text("austen.txt")
+    for tie_break in ("ids", "hf"):
+        tok = bpe.Tokenizer.train([text[:80_000]], 1500, tie_break=tie_break)
+        expected = tok.encode_ordinary(text)
+        with _backtracking_everywhere(tok):
+            assert tok.encode_ordinary(text) == expected
+        whole = bpe.Tokenizer(tok.mergeable_ranks, pattern=None)
+        for para in text.split("\n\n")[:80]:
+            want = whole.encode_ordinary(para)
+            with _backtracking_everywhere(whole):
+                assert whole.encode_ordinary(para) == want
+
+
+def test_long_tie_heavy_pieces_match_tiktoken(backend):
+    """Pieces far past the backtracking threshold: runs, alternations and random long words."""
+    import random
+
+    rng = random.Random(7)
+    n = 5_000 if backend == "cython" else 800
+    texts = ["ab" * (n // 2), "aab" * (n // 3), " " * 500 + "x", "\t " * (n // 2), "🙂 " * (n // 4),
+             "\u00e9" * n, "0" * n + "a" * n]
+    for size in (300, 500, 1000):
+        for alphabet in ("ab", "abc", "etaoin", "\u0430\u0431\u0432"):
+            texts.append("".join(rng.choice(alphabet) for _ in range(size)))
+    for name in ("cl100k_base", "o200k_base"):
+        enc = bpe.get_encoding(name)
+        oracle = tiktoken_encoding(name)
+        for text in texts:
+            assert enc.encode_ordinary(text) == oracle.encode_ordinary(text), (name, text[:20], len(text))
+
+
+def test_backtracking_tables_build_once_under_threads(cython_backend):
+    """A fresh encoder builds its backtracking tables on the first long piece; threads that
+    meet long pieces at the same time must all wait for that one build and agree."""
+    base = bpe.get_encoding("cl100k_base")
+    texts = ["a" * 3_000, " " * 3_000 + "z", "ab" * 1_500, "xyz" * 1_000]
+    expected = [tiktoken_encoding("cl100k_base").encode_ordinary(t) for t in texts]
+    for _ in range(2):
+        fresh = bpe.Tokenizer(base.mergeable_ranks, pattern=base.pattern)
+        results, errors = {}, []
+        barrier = threading.Barrier(4)
+
+        def work(k):
+            try:
+                barrier.wait()
+                results[k] = [fresh.encode_ordinary(t) for t in texts[k:] + texts[:k]]
+            except Exception as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        for k in range(4):
+            assert results[k] == expected[k:] + expected[:k]
+
+
+def test_backtrack_threshold_hook(cython_backend):
+    enc = bpe.Tokenizer(bpe.get_encoding("r50k_base").mergeable_ranks, pattern=None)
+    core = enc._core
+    old = core._set_backtrack_min_bytes(-1)
+    assert old > 0
+    assert core._set_backtrack_min_bytes(old) == -1
+
+
+def _wrong_splits(tok):
+    core = tok._core
+    bad = []
+    for data, token in tok.mergeable_ranks.items():
+        split = core._backtrack_split(token)
+        if len(data) == 1:
+            ok = split is None
+        else:
+            parts = core.encode_piece_bytes(data, token)  # the merge loop, ranks below the token
+            ok = split == (tuple(parts) if len(parts) == 2 else None)
+        if not ok:
+            bad.append(token)
+    return bad
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_backtracking_splits_equal_the_merge_loops(name, cython_backend):
+    """Each token's canonical split, built fast from valid pairs in rank order, is the pair the
+    merge loop holds just before it forms the token (ranks below it only)."""
+    assert _wrong_splits(bpe.get_encoding(name)) == []
+
+
+def test_backtracking_splits_of_a_trained_vocabulary(cython_backend):
+    trained = bpe.Tokenizer.train([read_text("austen.txt")[:50_000]], 900, special_tokens=["<|end|>"])
+    assert _wrong_splits(trained) == []
+    end = trained.encode("<|end|>", allowed_special="all")
+    assert trained._core._backtrack_split(end[0]) is None  # special tokens are never merged

@@ -99,3 +99,35 @@ def test_encode_with_endoftext_between_corpus_chunks(name, backend, corpus, orac
             total += len(ids)
     print(f"\n[corpora identity] {name} {backend}: encode(allowed_special='all') on "
           f"{len(CORPORA) * 2} chunk pairs joined by <|endoftext|>: {total:,} tokens, 0 mismatches")
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_whole_corpora_with_backtracking_everywhere(name, cython_backend, corpus, oracle, readme):
+    """The backtracking encoder normally takes only pieces over 256 bytes; here it takes every
+    piece that is not a token, over the whole corpora."""
+    tok = bpe.get_encoding(name)
+    old = tok._core._set_backtrack_min_bytes(0)
+    try:
+        total, mismatches, problems = _compare(name, "cython", [(c, corpus(c)) for c in CORPORA], oracle, readme)
+    finally:
+        tok._core._set_backtrack_min_bytes(old)
+    print(f"\n[corpora identity] {name} cython, backtracking on every piece: {total:,} tokens, "
+          f"{mismatches} mismatches")
+    assert not problems, "\n".join(problems)
+    assert mismatches == 0
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_whole_corpora_as_single_pieces(name, cython_backend, corpus, oracle):
+    """pattern=None: each ~8 KB chunk is one piece, far past the backtracking threshold; the
+    merge loop (threshold off) is the reference."""
+    ranks = bpe.get_encoding(name).mergeable_ranks
+    whole = bpe.Tokenizer(ranks, pattern=None)
+    chunks = [text[i:i + 8000] for c in CORPORA[::2] for text in [corpus(c)[:200_000]]
+              for i in range(0, len(text), 8000)]
+    backtracked = [whole.encode_ordinary(c) for c in chunks]
+    whole._core._set_backtrack_min_bytes(-1)
+    merged = [whole.encode_ordinary(c) for c in chunks]
+    bad = sum(a != b for a, b in zip(backtracked, merged))
+    print(f"\n[whole-chunk identity] {name}: {len(chunks)} chunks of 8,000 characters, {bad} differ")
+    assert bad == 0
