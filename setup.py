@@ -1,6 +1,7 @@
 """Build script: cythonizes the compiled core (bpe/_scanner.pyx, bpe/_core.pyx, bpe/_train.pyx).
 
-Set BPE_DEBUG_BUILD=1 to turn bounds and wraparound checks back on.  When Cython or a C
+Set BPE_DEBUG_BUILD=1 to turn bounds and wraparound checks back on (and to build without
+the word-at-a-time reads of short byte strings, for memory checkers).  When Cython or a C
 compiler is missing the package still installs and runs on the pure-Python backend only if
 BPE_ALLOW_PURE_INSTALL=1 is set; otherwise the build fails loudly.
 """
@@ -26,7 +27,8 @@ def extensions():
 
     compile_args = ["-O0", "-g"] if DEBUG else ["-O3"]
     exts = [
-        Extension(f"bpe.{name}", [f"bpe/{name}.pyx"], include_dirs=["bpe"], extra_compile_args=compile_args)
+        Extension(f"bpe.{name}", [f"bpe/{name}.pyx"], include_dirs=["bpe"], extra_compile_args=compile_args,
+                  define_macros=[("BPE_NO_OVERREAD", "1")] if DEBUG else [])
         for name in ("_scanner", "_core", "_train")
     ]
     return cythonize(exts, compiler_directives=DIRECTIVES)

@@ -72,13 +72,50 @@ cdef list _id_list(PyObject** id_objs, const tok_t* ids, Py_ssize_t k):
 # Token table
 # --------------------------------------------------------------------------------------------
 
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    /* The n (1..8) bytes at p as a little-endian word, zero-padded.  On little-endian
+       machines, when an 8-byte read cannot cross into the next page, one unaligned load and
+       a mask replace the byte loop (the bytes past n are read but masked off).  Define
+       BPE_NO_OVERREAD (debug builds do) to keep the byte loop, e.g. for memory checkers. */
+    static inline uint64_t bpe_word(const unsigned char* p, Py_ssize_t n) {
+        uint64_t w = 0;
+    #if !defined(BPE_NO_OVERREAD) && ((defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) || defined(_M_X64) || defined(_M_ARM64))
+        if (((uintptr_t)p & 4095) <= 4088) {
+            memcpy(&w, p, 8);
+            return n >= 8 ? w : w & (~(uint64_t)0 >> (64 - 8 * n));
+        }
+    #endif
+        for (Py_ssize_t k = 0; k < n && k < 8; k++)
+            w |= (uint64_t)p[k] << (8 * k);
+        return w;
+    }
+    """
+    uint64_t bpe_word(const uint8_t* p, Py_ssize_t n) noexcept nogil
+
+
+cdef inline uint64_t _hash_word(uint64_t w, Py_ssize_t n) noexcept nogil:
+    # hash of a byte string of n <= 8 bytes packed in w: one multiply-xorshift round on the
+    # word and its length, then a second round so that low bits (slot) and high bits (filter)
+    # both depend on every input bit
+    cdef uint64_t h = (w ^ (<uint64_t>n << 59)) * 0x9E3779B97F4A7C15ULL
+    h ^= h >> 29
+    h *= 0xbf58476d1ce4e5b9ULL
+    h ^= h >> 32
+    return h
+
+
 cdef uint64_t hash_bytes(const uint8_t* data, Py_ssize_t n) noexcept nogil:
-    # Eight bytes at a time (a multiply-xorshift mix per word), then a final avalanche so that
-    # the low bits (the slot index) are well mixed.  Values differ
-    # between little- and big-endian machines, which is fine: tables are built in-process.
+    # Byte strings of up to 8 bytes (most lookups) hash as one word; longer ones eight bytes
+    # at a time (a multiply-xorshift mix per word), then a final avalanche so that the low
+    # bits (the slot index) are well mixed.  Values differ between little- and big-endian
+    # machines, which is fine: tables are built in-process.
+    if n <= 8:
+        return _hash_word(bpe_word(data, n), n)
     cdef uint64_t h = 0x9E3779B97F4A7C15ULL ^ (<uint64_t>n * 0xff51afd7ed558ccdULL)
     cdef uint64_t w
-    cdef Py_ssize_t k
     while n >= 8:
         memcpy(&w, data, 8)
         h = (h ^ w) * 0x9E3779B97F4A7C15ULL
@@ -86,9 +123,7 @@ cdef uint64_t hash_bytes(const uint8_t* data, Py_ssize_t n) noexcept nogil:
         data += 8
         n -= 8
     if n > 0:
-        w = 0
-        for k in range(n):
-            w |= (<uint64_t>data[k]) << (8 * k)
+        w = bpe_word(data, n)
         h = (h ^ w) * 0x9E3779B97F4A7C15ULL
         h ^= h >> 29
     h ^= h >> 32
@@ -143,14 +178,7 @@ cdef void tt_free(TokenTable* t) noexcept nogil:
 cdef inline uint64_t _head(const uint8_t* data, Py_ssize_t n) noexcept nogil:
     # the first (up to) eight bytes, zero-padded: stored in the slot so that short tokens are
     # compared without touching the blob
-    cdef uint64_t w = 0
-    cdef Py_ssize_t k
-    if n >= 8:
-        memcpy(&w, data, 8)
-        return w
-    for k in range(n):
-        w |= (<uint64_t>data[k]) << (8 * k)
-    return w
+    return bpe_word(data, n) if n > 0 else 0
 
 
 cdef tok_t tt_find(const TokenTable* t, const uint8_t* data, Py_ssize_t n) noexcept nogil:
@@ -280,30 +308,76 @@ cdef extern from *:
     } bpe_pair_entry;
     #define BPE_PAIR_SLOTS 8192
     static BPE_THREAD_LOCAL bpe_pair_entry bpe_pair_cache[BPE_PAIR_SLOTS];
-    static bpe_pair_entry* bpe_pair_slot(unsigned long long key) {
-        return &bpe_pair_cache[(key * 0x9E3779B97F4A7C15ULL) >> 51];
+    /* Thread-local storage in a shared library costs a call per access (__tls_get_addr), so
+       each encode call takes the caches' addresses once and passes them down. */
+    static bpe_pair_entry* bpe_pair_cache_base(void) { return bpe_pair_cache; }
+    static inline bpe_pair_entry* bpe_pair_slot(bpe_pair_entry* base, unsigned long long key) {
+        return &base[(key * 0x9E3779B97F4A7C15ULL) >> 51];
     }
     """
     ctypedef struct bpe_pair_entry:
         unsigned long long gen
         unsigned long long key
         int rank
-    bpe_pair_entry* bpe_pair_slot(unsigned long long key) noexcept nogil
+    bpe_pair_entry* bpe_pair_cache_base() noexcept nogil
+    bpe_pair_entry* bpe_pair_slot(bpe_pair_entry* base, unsigned long long key) noexcept nogil
+
+
+cdef extern from *:
+    """
+    typedef struct {
+        unsigned long long gen;      /* 0: empty */
+        unsigned char length;
+        unsigned char n_ids;
+        unsigned char bytes[22];
+        int ids[7];
+    } bpe_cache_entry;
+    #define BPE_CACHE_SLOTS 2048
+    static BPE_THREAD_LOCAL bpe_cache_entry bpe_piece_cache[BPE_CACHE_SLOTS];
+    static bpe_cache_entry* bpe_piece_cache_base(void) { return bpe_piece_cache; }
+    static inline bpe_cache_entry* bpe_cache_slot(bpe_cache_entry* base, unsigned long long h) {
+        return &base[(h >> 40) & (BPE_CACHE_SLOTS - 1)];
+    }
+    """
+    ctypedef struct bpe_cache_entry:
+        unsigned long long gen
+        unsigned char length
+        unsigned char n_ids
+        unsigned char bytes[22]
+        int ids[7]
+    bpe_cache_entry* bpe_piece_cache_base() noexcept nogil
+    bpe_cache_entry* bpe_cache_slot(bpe_cache_entry* base, unsigned long long h) noexcept nogil
+
+
+ctypedef struct Local:
+    # what the merge functions need of the calling thread: the Encoder's generation (tags
+    # cache entries) and the addresses of this thread's caches
+    uint64_t gen
+    bpe_pair_entry* pairs
+    bpe_cache_entry* pieces
+
+
+cdef inline Local _local(uint64_t gen) noexcept nogil:
+    cdef Local loc
+    loc.gen = gen
+    loc.pairs = bpe_pair_cache_base()
+    loc.pieces = bpe_piece_cache_base()
+    return loc
 
 
 cdef inline tok_t _merged_rank(const TokenTable* t, const uint8_t* p, Py_ssize_t a, Py_ssize_t b,
-                               tok_t left, tok_t right, tok_t limit, uint64_t gen) noexcept nogil:
+                               tok_t left, tok_t right, tok_t limit, const Local* loc) noexcept nogil:
     # rank of the token spelled by parts p[a:m] (id left) and p[m:b] (id right), if below limit
     cdef uint64_t key = (<uint64_t><uint32_t>left << 32) | <uint32_t>right
-    cdef bpe_pair_entry* e = bpe_pair_slot(key)
+    cdef bpe_pair_entry* e = bpe_pair_slot(loc.pairs, key)
     cdef tok_t r
-    if e.gen == gen and e.key == key:
+    if e.gen == loc.gen and e.key == key:
         r = e.rank
     else:
         r = tt_find(t, p + a, b - a)
         if r == NO_TOKEN:
             r = NO_RANK
-        e.gen = gen
+        e.gen = loc.gen
         e.key = key
         e.rank = r
     return r if r < limit else NO_RANK
@@ -316,7 +390,7 @@ cdef inline tok_t _pair2(const tok_t* pair2, const uint8_t* p, Py_ssize_t i, tok
 
 
 cdef Py_ssize_t _bpe_short(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
-                           const uint8_t* p, Py_ssize_t n, tok_t limit, uint64_t gen, tok_t* out) noexcept nogil:
+                           const uint8_t* p, Py_ssize_t n, tok_t limit, const Local* loc, tok_t* out) noexcept nogil:
     # Linear scan (n <= LINEAR_MAX): part i is p[start[i]:start[i+1]] with id out[i]; rank[i]
     # is the rank of parts i and i+1 merged.  Each step merges the lowest rank, leftmost among
     # equals (the merged part's id is that rank).
@@ -348,10 +422,10 @@ cdef Py_ssize_t _bpe_short(const TokenTable* t, const tok_t* byte_rank, const to
         out[best_i] = best
         rank[n_parts - 1] = NO_RANK
         if best_i + 1 < n_parts:
-            rank[best_i] = _merged_rank(t, p, start[best_i], start[best_i + 2], best, out[best_i + 1], limit, gen)
+            rank[best_i] = _merged_rank(t, p, start[best_i], start[best_i + 2], best, out[best_i + 1], limit, loc)
         if best_i > 0:
             rank[best_i - 1] = _merged_rank(t, p, start[best_i - 1], start[best_i + 1], out[best_i - 1], best,
-                                            limit, gen)
+                                            limit, loc)
     return n_parts
 
 
@@ -410,7 +484,7 @@ cdef inline Candidate _cand_pop(Candidate* heap, Py_ssize_t* size) noexcept nogi
 
 
 cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
-                          const uint8_t* p, Py_ssize_t n, tok_t limit, uint64_t gen, tok_t* out) noexcept nogil:
+                          const uint8_t* p, Py_ssize_t n, tok_t limit, const Local* loc, tok_t* out) noexcept nogil:
     # Heap version for long pieces, O(n log n), same result as _bpe_short.  Parts form a linked
     # list over their start offsets: nxt[i] is the start of the part after the one starting at
     # i (n for the last part, -1 once part i has been absorbed).  A candidate (rank, left,
@@ -462,12 +536,12 @@ cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* byte_rank, const tok
         tok[i] = c.rank
         h = prv[i]
         if h >= 0:
-            r = _merged_rank(t, p, h, c.end, tok[h], tok[i], limit, gen)
+            r = _merged_rank(t, p, h, c.end, tok[h], tok[i], limit, loc)
             if r != NO_RANK:
                 _cand_push(heap, &size, r, h, i, c.end)
         if c.end < n:
             e2 = nxt[c.end]
-            r = _merged_rank(t, p, i, e2, tok[i], tok[c.end], limit, gen)
+            r = _merged_rank(t, p, i, e2, tok[i], tok[c.end], limit, loc)
             if r != NO_RANK:
                 _cand_push(heap, &size, r, i, c.end, e2)
     i = 0
@@ -493,29 +567,6 @@ cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* byte_rank, const tok
 # entry is tagged with the generation number of the Encoder that wrote it (unique per
 # Encoder, never reused), so encoders never see each other's entries.
 
-cdef extern from *:
-    """
-    typedef struct {
-        unsigned long long gen;      /* 0: empty */
-        unsigned char length;
-        unsigned char n_ids;
-        unsigned char bytes[22];
-        int ids[7];
-    } bpe_cache_entry;
-    #define BPE_CACHE_SLOTS 2048
-    static BPE_THREAD_LOCAL bpe_cache_entry bpe_piece_cache[BPE_CACHE_SLOTS];
-    static bpe_cache_entry* bpe_cache_slot(unsigned long long h) {
-        return &bpe_piece_cache[(h >> 40) & (BPE_CACHE_SLOTS - 1)];
-    }
-    """
-    ctypedef struct bpe_cache_entry:
-        unsigned long long gen
-        unsigned char length
-        unsigned char n_ids
-        unsigned char bytes[22]
-        int ids[7]
-    bpe_cache_entry* bpe_cache_slot(unsigned long long h) noexcept nogil
-
 cdef enum:
     CACHE_MAX_BYTES = 22
     CACHE_MAX_IDS = 7
@@ -524,7 +575,7 @@ cdef uint64_t _generations = 0
 
 
 cdef Py_ssize_t bpe_piece_cached(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
-                                 Backtrack* bt, uint64_t gen, const uint8_t* p, Py_ssize_t n,
+                                 Backtrack* bt, const Local* loc, const uint8_t* p, Py_ssize_t n,
                                  tok_t* out) noexcept nogil:
     """``bpe_piece`` with the whole-piece lookup, the piece cache and, for pieces longer than
     ``bt.min_bytes``, the backtracking encoder (linear time); no ``max_rank``."""
@@ -542,21 +593,21 @@ cdef Py_ssize_t bpe_piece_cached(const TokenTable* t, const tok_t* byte_rank, co
         out[0] = r
         return 1
     if n <= CACHE_MAX_BYTES:
-        e = bpe_cache_slot(h)
-        if e.gen == gen and e.length == n and memcmp(e.bytes, p, n) == 0:
+        e = bpe_cache_slot(loc.pieces, h)
+        if e.gen == loc.gen and e.length == n and memcmp(e.bytes, p, n) == 0:
             for i in range(e.n_ids):
                 out[i] = e.ids[i]
             return e.n_ids
     k = -3
-    if n > bt.min_bytes >= 0 and bt_usable(bt, t, byte_rank, pair2, gen):
+    if n > bt.min_bytes >= 0 and bt_usable(bt, t, byte_rank):
         k = _bpe_backtrack(bt, t, byte_rank, p, n, out)
     if k == -3:
         if n <= LINEAR_MAX:
-            k = _bpe_short(t, byte_rank, pair2, p, n, NO_RANK, gen, out)
+            k = _bpe_short(t, byte_rank, pair2, p, n, NO_RANK, loc, out)
         else:
-            k = _bpe_long(t, byte_rank, pair2, p, n, NO_RANK, gen, out)
+            k = _bpe_long(t, byte_rank, pair2, p, n, NO_RANK, loc, out)
     if e != NULL and 0 < k <= CACHE_MAX_IDS:
-        e.gen = gen
+        e.gen = loc.gen
         e.length = <unsigned char>n
         e.n_ids = <unsigned char>k
         memcpy(e.bytes, p, n)
@@ -566,7 +617,7 @@ cdef Py_ssize_t bpe_piece_cached(const TokenTable* t, const tok_t* byte_rank, co
 
 
 cdef Py_ssize_t bpe_piece(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
-                          uint64_t gen, const uint8_t* p, Py_ssize_t n, tok_t max_rank, tok_t* out) noexcept nogil:
+                          const Local* loc, const uint8_t* p, Py_ssize_t n, tok_t max_rank, tok_t* out) noexcept nogil:
     """Write the ids of piece ``p[:n]`` to ``out`` (room for n ids); return how many, or -1
     when out of memory.
 
@@ -587,8 +638,8 @@ cdef Py_ssize_t bpe_piece(const TokenTable* t, const tok_t* byte_rank, const tok
     else:
         limit = max_rank
     if n <= LINEAR_MAX:
-        return _bpe_short(t, byte_rank, pair2, p, n, limit, gen, out)
-    return _bpe_long(t, byte_rank, pair2, p, n, limit, gen, out)
+        return _bpe_short(t, byte_rank, pair2, p, n, limit, loc, out)
+    return _bpe_long(t, byte_rank, pair2, p, n, limit, loc, out)
 
 
 # --------------------------------------------------------------------------------------------
@@ -683,8 +734,7 @@ cdef void bt_free(Backtrack* bt) noexcept nogil:
     bt.pairs = NULL
 
 
-cdef int _bt_build_with_gil(Backtrack* bt, const TokenTable* t, const tok_t* byte_rank,
-                            const tok_t* pair2, uint64_t gen) noexcept:
+cdef int _bt_build_with_gil(Backtrack* bt, const TokenTable* t, const tok_t* byte_rank) noexcept:
     # build once (the GIL makes other threads wait), then publish the state
     cdef int state = bt.state
     if state != BT_UNBUILT:
@@ -698,13 +748,12 @@ cdef int _bt_build_with_gil(Backtrack* bt, const TokenTable* t, const tok_t* byt
     return state
 
 
-cdef inline bint bt_usable(Backtrack* bt, const TokenTable* t, const tok_t* byte_rank,
-                           const tok_t* pair2, uint64_t gen) noexcept nogil:
+cdef inline bint bt_usable(Backtrack* bt, const TokenTable* t, const tok_t* byte_rank) noexcept nogil:
     """Whether the backtracking encoder can run; builds its tables on first use."""
     cdef int state = bpe_load_acquire(&bt.state)
     if state == BT_UNBUILT:
         with gil:
-            state = _bt_build_with_gil(bt, t, byte_rank, pair2, gen)
+            state = _bt_build_with_gil(bt, t, byte_rank)
     return state == BT_READY
 
 
@@ -1100,11 +1149,12 @@ cdef class Encoder:
         """Split ``p[:n]`` with pattern ``pid`` and write the ids of every piece to ``out``
         (room for n ids).  Returns how many, or -1 (out of memory) / -2 (a piece of 2 GiB)."""
         cdef Py_ssize_t i = 0, j, k = 0, m
+        cdef Local loc = _local(self.gen)
         while i < n:
             j = scan_piece(pid, p, n, i)
             if j - i >= 0x7FFFFFFF:
                 return -2
-            m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, self.gen, p + i, j - i, out + k)
+            m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &loc, p + i, j - i, out + k)
             if m < 0:
                 return -1
             k += m
@@ -1178,10 +1228,12 @@ cdef class Encoder:
         cdef const uint8_t* p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
         cdef tok_t* scratch = <tok_t*>malloc(cap * sizeof(tok_t))
         cdef void* grown
+        cdef Local loc
         if scratch == NULL:
             raise MemoryError()
         try:
             with nogil:
+                loc = _local(self.gen)
                 while i < n:
                     j = scan_piece(pid, p, n, i)
                     if j - i >= 0x7FFFFFFF:
@@ -1194,7 +1246,7 @@ cdef class Encoder:
                             m = -1
                             break
                         scratch = <tok_t*>grown
-                    m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, self.gen, p + i, j - i, scratch)
+                    m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &loc, p + i, j - i, scratch)
                     if m < 0:
                         break
                     k += m
@@ -1211,6 +1263,7 @@ cdef class Encoder:
         """Encode each pre-token ``str``; raises ``UnicodeEncodeError`` on lone surrogates."""
         self._check_ready()
         cdef Py_ssize_t n = len(pieces), i, total = 0, k = 0, m = 0, size
+        cdef Local loc
         if n == 0:
             return []
         cdef const char** ptrs = <const char**>malloc(n * sizeof(char*))
@@ -1229,8 +1282,9 @@ cdef class Encoder:
             if out == NULL:
                 raise MemoryError()
             with nogil:
+                loc = _local(self.gen)
                 for i in range(n):
-                    m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, self.gen,
+                    m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &loc,
                                          <const uint8_t*>ptrs[i], lens[i], out + k)
                     if m < 0:
                         break
@@ -1265,7 +1319,7 @@ cdef class Encoder:
         self._check_ready()
         if not 0 <= token < self.table.n_ids:
             raise KeyError(f"token id {token!r} is not in the vocabulary of this tokenizer")
-        if not bt_usable(&self.bt, &self.table, self.byte_rank, self.pair2, self.gen):
+        if not bt_usable(&self.bt, &self.table, self.byte_rank):
             raise RuntimeError("the backtracking encoder is not available for this table")
         if self.bt.left[token] == NO_TOKEN:
             return None
@@ -1275,13 +1329,15 @@ cdef class Encoder:
         """BPE-encode one pre-token given as bytes (``max_rank >= 0``: only ranks below it)."""
         self._check_ready()
         cdef Py_ssize_t n = PyBytes_GET_SIZE(piece), k
+        cdef Local loc
         if n >= 0x7FFFFFFF:
             _check_status(-2)
         cdef tok_t* out = <tok_t*>malloc((n + 1) * sizeof(tok_t))
         try:
             if out == NULL:
                 raise MemoryError()
-            k = bpe_piece(&self.table, self.byte_rank, self.pair2, self.gen, <const uint8_t*>PyBytes_AS_STRING(piece),
+            loc = _local(self.gen)
+            k = bpe_piece(&self.table, self.byte_rank, self.pair2, &loc, <const uint8_t*>PyBytes_AS_STRING(piece),
                           n, max_rank, out)
             if k < 0:
                 raise MemoryError()

@@ -246,11 +246,43 @@ cdef inline Py_ssize_t _o200k_letters(const uint8_t* s, Py_ssize_t n, Py_ssize_t
     return -1
 
 
+cdef inline Py_ssize_t _o200k_ascii_word(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+    """The o200k letter alternatives when everything involved is ASCII (most of English and
+    code): an optional prefix character, upper-case letters, then lower-case letters, ending
+    on an ASCII byte or the end of the text.  -1 when that shape does not apply (the general
+    scanner then decides)."""
+    cdef uint8_t b = s[i]
+    cdef Py_ssize_t j = i, e, u, f
+    if not (ASCII_CLASS[b] & M_L):
+        if not (ASCII_CLASS[b] & M_PREFIX) or _is_crlf(b) or i + 1 >= n:
+            return -1
+        b = s[i + 1]
+        if b >= 0x80 or not (ASCII_CLASS[b] & M_L):
+            return -1
+        j = i + 1
+    e = j
+    while e < n and s[e] < 0x80 and (ASCII_CLASS[s[e]] & C_LU):
+        e += 1
+    u = e
+    while e < n and s[e] < 0x80 and (ASCII_CLASS[s[e]] & C_LL):
+        e += 1
+    if e < n and s[e] >= 0x80:
+        return -1      # a non-ASCII letter or mark might extend the match
+    # lower-case letters after the upper-case run: U*W+ takes both; none: U+W* takes the
+    # upper-case run (e == u); either may end in a contraction
+    f = _contraction(s, n, e, True)
+    return f if f >= 0 else e
+
+
 cdef Py_ssize_t _scan_o200k(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
     # [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
     # |[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?
     # |\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
     cdef Py_ssize_t e = -1, w, w1, k, f
+    if s[i] < 0x80:
+        e = _o200k_ascii_word(s, n, i)
+        if e >= 0:
+            return e
     cdef int c = _cls_at(s, i, &w)
     cdef bint prefix = (c & M_PREFIX) != 0 and not _is_crlf(s[i]) and i + w < n
     cdef int alt
