@@ -293,7 +293,8 @@ cdef int tt_add(TokenTable* t, tok_t token, const uint8_t* data, Py_ssize_t n, b
 # A thread-local direct-mapped cache of (left id, right id) -> rank of the concatenation, so
 # that the merge loop's repeated questions ("do these two parts make a token?") are answered
 # from a small table instead of hashing bytes into the large one.  Entries are tagged with the
-# Encoder's generation, like the piece cache.
+# Encoder's generation, like the piece cache (its low 32 bits: two encoders alive at once
+# would need 2**32 encoders made in between to share a tag).  32,768 entries of 16 bytes.
 cdef extern from *:
     """
     #if defined(_MSC_VER)
@@ -302,22 +303,22 @@ cdef extern from *:
     #  define BPE_THREAD_LOCAL _Thread_local
     #endif
     typedef struct {
-        unsigned long long gen;      /* 0: empty */
         unsigned long long key;      /* left << 32 | right */
+        unsigned int gen;            /* low 32 bits of the generation; 0: empty */
         int rank;                    /* NO_RANK when the pair spells no token */
     } bpe_pair_entry;
-    #define BPE_PAIR_SLOTS 8192
+    #define BPE_PAIR_SLOTS 32768
     static BPE_THREAD_LOCAL bpe_pair_entry bpe_pair_cache[BPE_PAIR_SLOTS];
     /* Thread-local storage in a shared library costs a call per access (__tls_get_addr), so
        each encode call takes the caches' addresses once and passes them down. */
     static bpe_pair_entry* bpe_pair_cache_base(void) { return bpe_pair_cache; }
     static inline bpe_pair_entry* bpe_pair_slot(bpe_pair_entry* base, unsigned long long key) {
-        return &base[(key * 0x9E3779B97F4A7C15ULL) >> 51];
+        return &base[(key * 0x9E3779B97F4A7C15ULL) >> 49];
     }
     """
     ctypedef struct bpe_pair_entry:
-        unsigned long long gen
         unsigned long long key
+        unsigned int gen
         int rank
     bpe_pair_entry* bpe_pair_cache_base() noexcept nogil
     bpe_pair_entry* bpe_pair_slot(bpe_pair_entry* base, unsigned long long key) noexcept nogil
@@ -371,13 +372,13 @@ cdef inline tok_t _merged_rank(const TokenTable* t, const uint8_t* p, Py_ssize_t
     cdef uint64_t key = (<uint64_t><uint32_t>left << 32) | <uint32_t>right
     cdef bpe_pair_entry* e = bpe_pair_slot(loc.pairs, key)
     cdef tok_t r
-    if e.gen == loc.gen and e.key == key:
+    if e.gen == <unsigned int>loc.gen and e.key == key:
         r = e.rank
     else:
         r = tt_find(t, p + a, b - a)
         if r == NO_TOKEN:
             r = NO_RANK
-        e.gen = loc.gen
+        e.gen = <unsigned int>loc.gen
         e.key = key
         e.rank = r
     return r if r < limit else NO_RANK
@@ -391,42 +392,51 @@ cdef inline tok_t _pair2(const tok_t* pair2, const uint8_t* p, Py_ssize_t i, tok
 
 cdef Py_ssize_t _bpe_short(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
                            const uint8_t* p, Py_ssize_t n, tok_t limit, const Local* loc, tok_t* out) noexcept nogil:
-    # Linear scan (n <= LINEAR_MAX): part i is p[start[i]:start[i+1]] with id out[i]; rank[i]
-    # is the rank of parts i and i+1 merged.  Each step merges the lowest rank, leftmost among
-    # equals (the merged part's id is that rank).
-    cdef Py_ssize_t start[LINEAR_MAX + 1]
-    cdef tok_t rank[LINEAR_MAX]
-    cdef Py_ssize_t i, n_parts = n, best_i
-    cdef tok_t best
-    for i in range(n + 1):
-        start[i] = i
+    # Linear scan (n <= LINEAR_MAX).  Parts stay at their start offsets, linked by nxt/prv;
+    # key[i] = (rank of part i merged with the next part) << 32 | i, with NO_RANK for "no
+    # merge" (and for offsets that no longer start a part), so one branch-free minimum over
+    # the n keys finds the lowest rank, leftmost among equals, and no array is ever shifted.
+    cdef uint64_t key[LINEAR_MAX]
+    cdef int32_t nxt[LINEAR_MAX]
+    cdef int32_t prv[LINEAR_MAX]
+    cdef uint64_t best, none = <uint64_t>NO_RANK << 32
+    cdef Py_ssize_t i, k = 0
+    cdef int32_t a, c, z
+    cdef tok_t r
     for i in range(n):
         out[i] = byte_rank[p[i]]
+        nxt[i] = <int32_t>(i + 1)
+        prv[i] = <int32_t>(i - 1)
     for i in range(n - 1):
-        rank[i] = _pair2(pair2, p, i, limit)
-    rank[n - 1] = NO_RANK
-    while n_parts > 1:
-        best = NO_RANK
-        best_i = -1
-        for i in range(n_parts - 1):
-            if rank[i] < best:
-                best = rank[i]
-                best_i = i
-        if best_i < 0:
+        key[i] = (<uint64_t>_pair2(pair2, p, i, limit) << 32) | <uint64_t>i
+    key[n - 1] = none | <uint64_t>(n - 1)
+    while True:
+        best = key[0]
+        for i in range(1, n):
+            best = key[i] if key[i] < best else best
+        if best >= none:
             break
-        # part best_i absorbs part best_i + 1
-        memmove(start + best_i + 1, start + best_i + 2, (n_parts - best_i - 1) * sizeof(Py_ssize_t))
-        memmove(rank + best_i + 1, rank + best_i + 2, (n_parts - best_i - 2) * sizeof(tok_t))
-        memmove(out + best_i + 1, out + best_i + 2, (n_parts - best_i - 2) * sizeof(tok_t))
-        n_parts -= 1
-        out[best_i] = best
-        rank[n_parts - 1] = NO_RANK
-        if best_i + 1 < n_parts:
-            rank[best_i] = _merged_rank(t, p, start[best_i], start[best_i + 2], best, out[best_i + 1], limit, loc)
-        if best_i > 0:
-            rank[best_i - 1] = _merged_rank(t, p, start[best_i - 1], start[best_i + 1], out[best_i - 1], best,
-                                            limit, loc)
-    return n_parts
+        # part a absorbs the part after it
+        a = <int32_t>(best & <uint64_t>0xFFFFFFFFU)
+        c = nxt[nxt[a]]
+        key[nxt[a]] = none
+        out[a] = <tok_t>(best >> 32)
+        nxt[a] = c
+        if c < n:
+            prv[c] = a
+            key[a] = (<uint64_t>_merged_rank(t, p, a, nxt[c], out[a], out[c], limit, loc) << 32) | <uint64_t>a
+        else:
+            key[a] = none
+        z = prv[a]
+        if z >= 0:
+            key[z] = (<uint64_t>_merged_rank(t, p, z, c, out[z], out[a], limit, loc) << 32) | <uint64_t>z
+    # gather the parts' ids to the front (in place: a part's offset is never below its rank)
+    i = 0
+    while i < n:
+        out[k] = out[i]
+        k += 1
+        i = nxt[i]
+    return k
 
 
 ctypedef struct Candidate:
@@ -1137,6 +1147,8 @@ cdef class Encoder:
             raise MemoryError()
         global _generations
         _generations += 1
+        if (_generations & 0xFFFFFFFF) == 0:  # the pair cache keeps the low 32 bits; 0 means empty
+            _generations += 1
         self.gen = _generations
         self.ready = True
 
