@@ -333,7 +333,7 @@ cdef extern from *:
         unsigned char bytes[22];
         int ids[7];
     } bpe_cache_entry;
-    #define BPE_CACHE_SLOTS 2048
+    #define BPE_CACHE_SLOTS 8192
     static BPE_THREAD_LOCAL bpe_cache_entry bpe_piece_cache[BPE_CACHE_SLOTS];
     static bpe_cache_entry* bpe_piece_cache_base(void) { return bpe_piece_cache; }
     static inline bpe_cache_entry* bpe_cache_slot(bpe_cache_entry* base, unsigned long long h) {
@@ -572,7 +572,7 @@ cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* byte_rank, const tok
 # --------------------------------------------------------------------------------------------
 #
 # Natural text repeats its words, so the ids of recent pieces that are not single tokens are
-# kept in a small direct-mapped cache (2,048 entries of 64 bytes, pieces of up to 22 bytes
+# kept in a small direct-mapped cache (8,192 entries of 64 bytes, pieces of up to 22 bytes
 # that give up to 7 ids).  The cache is thread-local, so threads never share or lock it; an
 # entry is tagged with the generation number of the Encoder that wrote it (unique per
 # Encoder, never reused), so encoders never see each other's entries.
@@ -1317,6 +1317,15 @@ cdef class Encoder:
             if 0 <= limit < total:
                 return -1
         return total
+
+    def _forget_cached_pieces(self):
+        """For benchmarks: a new generation tag, so that no thread's piece or pair cache holds
+        anything for this encoder any more (each timed round then starts cold)."""
+        global _generations
+        _generations += 1
+        if (_generations & 0xFFFFFFFF) == 0:
+            _generations += 1
+        self.gen = _generations
 
     def _set_backtrack_min_bytes(self, Py_ssize_t n):
         """For tests and benchmarks: pieces longer than ``n`` bytes use the backtracking

@@ -329,3 +329,11 @@ def test_backtracking_splits_of_a_trained_vocabulary(cython_backend):
     assert _wrong_splits(trained) == []
     end = trained.encode("<|end|>", allowed_special="all")
     assert trained._core._backtrack_split(end[0]) is None  # special tokens are never merged
+
+
+def test_forgetting_cached_pieces_changes_no_ids(cython_backend):
+    enc = bpe.Tokenizer(bpe.get_encoding("cl100k_base").mergeable_ranks, pattern="cl100k_base")
+    text = read_text("austen.txt")[:20_000]
+    first = enc.encode_ordinary(text)
+    enc._core._forget_cached_pieces()
+    assert enc.encode_ordinary(text) == first == tiktoken_encoding("cl100k_base").encode_ordinary(text)
