@@ -1,4 +1,4 @@
-"""Pure-Python reference of the hand-written splitter (``bpe/_scanner.pyx``).
+"""Pure-Python reference of the hand-written splitter (``bpe/_scanner.pxd``).
 
 Splits text for the named patterns exactly as tiktoken's regexes do, one alternative at a
 time, using tiktoken's Unicode classes (``bpe/data/unicode_classes.json``, written by

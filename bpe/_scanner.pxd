@@ -1,7 +1,12 @@
-# The hand-written pre-tokenizer (bpe/_scanner.pyx): splits UTF-8 text exactly like tiktoken's
-# regexes for the named patterns, without a regex engine.
+# The hand-written pre-tokenizer: splits UTF-8 text exactly like tiktoken's regexes for the
+# named patterns, without a regex engine (see bpe/_scanner.pyx for the whole story).
+#
+# The scanner lives here, as inline functions, so that the modules that cimport it (the
+# encoder, the trainer's counter) compile it into their own loops: ``scan_piece`` is called
+# once per pre-token, and a call across modules (through a function pointer) cost more
+# than the scan of a short word.
 
-from libc.stdint cimport uint8_t
+from libc.stdint cimport uint8_t, uint32_t
 
 cdef enum:
     PAT_NONE = 0      # no split: the whole text is one piece
@@ -11,4 +16,311 @@ cdef enum:
     PAT_LLAMA3 = 4
     N_PATTERNS = 5
 
-cdef Py_ssize_t scan_piece(int pattern, const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil
+
+cdef extern from "_unicode_tables.h":
+    const unsigned short bpe_uclass_index[]
+    const unsigned char bpe_uclass_data[]
+
+# character classes (see scripts/make_unicode_tables.py) as bit masks
+cdef enum:
+    C_OTHER = 1 << 0
+    C_WS = 1 << 1
+    C_N = 1 << 2
+    C_LU = 1 << 3     # Lu, Lt
+    C_LL = 1 << 4     # Ll
+    C_LMO = 1 << 5    # Lm, Lo
+    C_M = 1 << 6      # Mn, Mc, Me
+
+    M_L = C_LU | C_LL | C_LMO                 # \p{L}
+    M_PUNCT = C_OTHER | C_M                   # [^\s\p{L}\p{N}]
+    M_UPPER = C_LU | C_LMO | C_M              # [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
+    M_LOWER = C_LL | C_LMO | C_M              # [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+    M_PREFIX = C_OTHER | C_M | C_WS           # [^\r\n\p{L}\p{N}] (minus \r \n, checked apart)
+
+
+cdef inline int _ascii_class(uint8_t b) noexcept nogil:
+    """Class mask of an ASCII byte."""
+    return 1 << bpe_uclass_data[(<Py_ssize_t>bpe_uclass_index[0]) * 128 + b]
+
+
+cdef inline int _cls_at(const uint8_t* s, Py_ssize_t i, Py_ssize_t* width) noexcept nogil:
+    """Class mask of the code point at byte i (valid UTF-8 assumed); its length in *width."""
+    cdef uint8_t b0 = s[i]
+    cdef uint32_t cp
+    if b0 < 0x80:
+        width[0] = 1
+        return _ascii_class(b0)
+    if b0 < 0xE0:
+        cp = ((b0 & 0x1F) << 6) | (s[i + 1] & 0x3F)
+        width[0] = 2
+    elif b0 < 0xF0:
+        cp = ((b0 & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
+        width[0] = 3
+    else:
+        cp = ((b0 & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F)
+        width[0] = 4
+    return 1 << bpe_uclass_data[(<Py_ssize_t>bpe_uclass_index[cp >> 7]) * 128 + (cp & 127)]
+
+
+cdef inline Py_ssize_t _run(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, int mask) noexcept nogil:
+    """End of the longest run of characters in ``mask`` starting at i (i if none)."""
+    cdef Py_ssize_t w
+    while i < n:
+        if s[i] < 0x80:
+            if not (_ascii_class(s[i]) & mask):
+                break
+            i += 1
+        else:
+            if not (_cls_at(s, i, &w) & mask):
+                break
+            i += w
+    return i
+
+
+cdef inline bint _is_crlf(uint8_t b) noexcept nogil:
+    return b == 13 or b == 10
+
+
+cdef inline Py_ssize_t _contraction(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, bint icase) noexcept nogil:
+    """End of ``'s|'t|'re|'ve|'m|'ll|'d`` at i (case-insensitive if icase), or -1."""
+    if i + 1 >= n or s[i] != 39:  # "'"
+        return -1
+    cdef uint8_t b1 = s[i + 1], b2
+    if icase:
+        if 65 <= b1 <= 90:
+            b1 += 32
+        elif b1 == 0xC5 and i + 2 < n and s[i + 2] == 0xBF:  # U+017F LONG S folds to 's'
+            return i + 3
+    if b1 == 115 or b1 == 116 or b1 == 109 or b1 == 100:  # s t m d
+        return i + 2
+    if i + 2 >= n:
+        return -1
+    b2 = s[i + 2]
+    if icase and 65 <= b2 <= 90:
+        b2 += 32
+    if (b1 == 108 and b2 == 108) or (b1 == 118 and b2 == 101) or (b1 == 114 and b2 == 101):  # ll ve re
+        return i + 3
+    return -1
+
+
+cdef inline Py_ssize_t _whitespace(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, bint end_first,
+                                   bint crlf_rule) noexcept nogil:
+    """The whitespace alternatives, in the patterns' order.
+
+    end_first: ``\\s++$`` (whole run if it reaches the end of the text);
+    crlf_rule: ``\\s*[\\r\\n]+`` (up to and including the last CR/LF of the run);
+    then ``\\s+(?!\\S)`` (all but the last character of a run followed by non-space) and
+    finally a single ``\\s`` (the run is one character).
+    """
+    cdef Py_ssize_t j = i, last = i, w, last_crlf = -1
+    while j < n:
+        if s[j] < 0x80:
+            if not (_ascii_class(s[j]) & C_WS):
+                break
+            if _is_crlf(s[j]):
+                last_crlf = j
+            last = j
+            j += 1
+        else:
+            if not (_cls_at(s, j, &w) & C_WS):
+                break
+            last = j
+            j += w
+    if end_first and j == n:
+        return n
+    if crlf_rule and last_crlf >= 0:
+        return last_crlf + 1
+    if j == n:
+        return n
+    if last > i:
+        return last
+    return j
+
+
+cdef inline Py_ssize_t _digits(const uint8_t* s, Py_ssize_t n, Py_ssize_t e) noexcept nogil:
+    """``\\p{N}{1,3}`` whose first digit ends at e: up to two more digits."""
+    cdef Py_ssize_t w, k
+    for k in range(2):
+        if e < n and (_cls_at(s, e, &w) & C_N):
+            e += w
+        else:
+            break
+    return e
+
+
+cdef inline Py_ssize_t _punctuation(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, int c, bint slash) noexcept nogil:
+    """`` ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*`` (``[\\r\\n/]*`` if slash) at i, or -1."""
+    cdef Py_ssize_t e, w
+    if s[i] == 32 and i + 1 < n and (_cls_at(s, i + 1, &w) & M_PUNCT):
+        e = _run(s, n, i + 1, M_PUNCT)
+    elif c & M_PUNCT:
+        e = _run(s, n, i, M_PUNCT)
+    else:
+        return -1
+    while e < n and (_is_crlf(s[e]) or (slash and s[e] == 47)):
+        e += 1
+    return e
+
+
+# ---------------------------------------------------------------------------------- patterns
+
+cdef inline Py_ssize_t _scan_gpt2(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+    # '(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s
+    cdef Py_ssize_t e, w, j = i
+    cdef int c
+    e = _contraction(s, n, i, False)
+    if e >= 0:
+        return e
+    if s[i] == 32 and i + 1 < n:
+        j = i + 1
+    c = _cls_at(s, j, &w)
+    if c & M_L:
+        return _run(s, n, j, M_L)
+    if c & C_N:
+        return _run(s, n, j, C_N)
+    if c & M_PUNCT:
+        return _run(s, n, j, M_PUNCT)
+    return _whitespace(s, n, i, True, False)
+
+
+cdef inline Py_ssize_t _scan_cl100k(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+    # '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+
+    # |\s++$|\s*[\r\n]|\s+(?!\S)|\s
+    return _scan_cl100k_like(s, n, i, True)
+
+
+cdef inline Py_ssize_t _scan_llama3(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+    # (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*
+    # |\s*[\r\n]+|\s+(?!\S)|\s+
+    return _scan_cl100k_like(s, n, i, False)
+
+
+cdef inline Py_ssize_t _scan_cl100k_like(const uint8_t* s, Py_ssize_t n, Py_ssize_t i,
+                                         bint end_first) noexcept nogil:
+    cdef Py_ssize_t e, w, w1, k
+    cdef int c, c1
+    e = _contraction(s, n, i, True)
+    if e >= 0:
+        return e
+    c = _cls_at(s, i, &w)
+    # [^\r\n\p{L}\p{N}]?\p{L}+
+    if c & M_L:
+        return _run(s, n, i + w, M_L)
+    if (c & M_PREFIX) and not _is_crlf(s[i]) and i + w < n:
+        c1 = _cls_at(s, i + w, &w1)
+        if c1 & M_L:
+            return _run(s, n, i + w + w1, M_L)
+    if c & C_N:
+        return _digits(s, n, i + w)
+    e = _punctuation(s, n, i, c, False)
+    if e >= 0:
+        return e
+    return _whitespace(s, n, i, end_first, True)
+
+
+cdef inline Py_ssize_t _o200k_letters(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, bint upper_first) noexcept nogil:
+    """From i: ``U*W+`` (upper_first False) or ``U+W*`` (True), U/W the o200k letter sets;
+    return the end, or -1 if it does not match."""
+    cdef Py_ssize_t j = i, w, last_lower = -1, last_lower_w = 0
+    cdef int c
+    # U*: the longest run of upper-set characters, remembering the last one also in W
+    while j < n:
+        c = _cls_at(s, j, &w)
+        if not (c & M_UPPER):
+            break
+        if c & M_LOWER:
+            last_lower = j
+            last_lower_w = w
+        j += w
+    if upper_first:
+        if j == i:
+            return -1
+        return _run(s, n, j, M_LOWER)
+    if j < n and (_cls_at(s, j, &w) & M_LOWER):
+        return _run(s, n, j, M_LOWER)
+    # backtrack U* to its last character that W+ can take (the characters after it are
+    # upper-only, so W+ is that one character)
+    if last_lower >= 0:
+        return last_lower + last_lower_w
+    return -1
+
+
+cdef inline Py_ssize_t _o200k_ascii_word(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+    """The o200k letter alternatives when everything involved is ASCII (most of English and
+    code): an optional prefix character, upper-case letters, then lower-case letters, ending
+    on an ASCII byte or the end of the text.  -1 when that shape does not apply (the general
+    scanner then decides)."""
+    cdef uint8_t b = s[i]
+    cdef Py_ssize_t j = i, e, u, f
+    if not (_ascii_class(b) & M_L):
+        if not (_ascii_class(b) & M_PREFIX) or _is_crlf(b) or i + 1 >= n:
+            return -1
+        b = s[i + 1]
+        if b >= 0x80 or not (_ascii_class(b) & M_L):
+            return -1
+        j = i + 1
+    e = j
+    while e < n and s[e] < 0x80 and (_ascii_class(s[e]) & C_LU):
+        e += 1
+    u = e
+    while e < n and s[e] < 0x80 and (_ascii_class(s[e]) & C_LL):
+        e += 1
+    if e < n and s[e] >= 0x80:
+        return -1      # a non-ASCII letter or mark might extend the match
+    # lower-case letters after the upper-case run: U*W+ takes both; none: U+W* takes the
+    # upper-case run (e == u); either may end in a contraction
+    f = _contraction(s, n, e, True)
+    return f if f >= 0 else e
+
+
+cdef inline Py_ssize_t _scan_o200k(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+    # [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+    # |[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?
+    # |\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+    cdef Py_ssize_t e = -1, w, w1, k, f
+    if s[i] < 0x80:
+        e = _o200k_ascii_word(s, n, i)
+        if e >= 0:
+            return e
+    cdef int c = _cls_at(s, i, &w)
+    cdef bint prefix = (c & M_PREFIX) != 0 and not _is_crlf(s[i]) and i + w < n
+    cdef int alt
+    # the letter alternatives can only match if a letter or mark starts here or right after
+    # the prefix; skip them at once otherwise (spaces, digits, punctuation)
+    if prefix and not (c & (M_UPPER | M_LOWER)) and not (_cls_at(s, i + w, &w1) & (M_UPPER | M_LOWER)):
+        prefix = False
+        alt = 2
+    elif not prefix and not (c & (M_UPPER | M_LOWER)):
+        alt = 2
+    else:
+        alt = 0
+    while alt < 2:  # the two letter alternatives, each with and without the prefix
+        e = -1
+        if prefix:
+            e = _o200k_letters(s, n, i + w, alt == 1)
+        if e < 0:
+            e = _o200k_letters(s, n, i, alt == 1)
+        if e >= 0:
+            f = _contraction(s, n, e, True)
+            return f if f >= 0 else e
+        alt += 1
+    e = -1
+    if c & C_N:
+        return _digits(s, n, i + w)
+    e = _punctuation(s, n, i, c, True)
+    if e >= 0:
+        return e
+    return _whitespace(s, n, i, False, True)
+
+
+cdef inline Py_ssize_t scan_piece(int pattern, const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+    """End of the pre-token starting at byte i (i < n) of valid UTF-8 ``s[:n]``."""
+    if pattern == PAT_GPT2:
+        return _scan_gpt2(s, n, i)
+    if pattern == PAT_CL100K:
+        return _scan_cl100k(s, n, i)
+    if pattern == PAT_O200K:
+        return _scan_o200k(s, n, i)
+    if pattern == PAT_LLAMA3:
+        return _scan_llama3(s, n, i)
+    return n
