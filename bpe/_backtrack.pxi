@@ -7,13 +7,14 @@
 # Backtracking encoder
 # --------------------------------------------------------------------------------------------
 #
-# The merge loop (bpe/_core.pyx) does one step per byte merged.  This encoder instead walks the piece
-# left to right emitting whole tokens, so its work is per token, not per merge (the approach
-# of GitHub's `bpe` crate, van Antwerpen & Neubeck 2024):
+# The merge loop (bpe/_core.pyx) does one step per byte merged.  This encoder instead walks
+# the piece left to right emitting whole tokens, so its work is per token, not per merge (the
+# approach of GitHub's `bpe` crate, van Antwerpen & Neubeck 2024):
 #
 # * Each reachable token t (one that BPE on t's own bytes produces; every single byte is one)
 #   has a canonical split (left[t], right[t]): the two parts BPE holds just before it forms t.
-#   It is found once per token by running the merge loop on t's bytes with ranks below t.
+#   The splits are found once, in rank order, as the one valid pair (below) that spells t;
+#   the tests check every token's split against the merge loop run with ranks below t.
 # * Two tokens a, b are a *valid pair* when BPE on bytes(a) + bytes(b) gives exactly [a, b].
 #   ``bt_valid`` decides this without touching bytes: it replays, newest merge first, how the
 #   parts on each side of the boundary were formed (undoing the higher-ranked side first) and

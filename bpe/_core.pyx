@@ -30,7 +30,7 @@ from cpython.long cimport PyLong_FromLong
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcmp, memcpy, memmove, memset
+from libc.string cimport memcmp, memcpy, memset
 
 from bpe._scanner cimport PAT_NONE, scan_piece
 
@@ -402,7 +402,6 @@ cdef Py_ssize_t _bpe_short(const TokenTable* t, const tok_t* byte_rank, const to
     cdef uint64_t best, none = <uint64_t>NO_RANK << 32
     cdef Py_ssize_t i, k = 0
     cdef int32_t a, c, z
-    cdef tok_t r
     for i in range(n):
         out[i] = byte_rank[p[i]]
         nxt[i] = <int32_t>(i + 1)
@@ -584,6 +583,25 @@ cdef enum:
 cdef uint64_t _generations = 0
 
 
+cdef uint64_t _new_generation() noexcept:
+    # a fresh cache tag (called with the GIL held); the pair cache keeps only the low 32 bits,
+    # where 0 means "empty", so those values are skipped
+    global _generations
+    _generations += 1
+    if (_generations & 0xFFFFFFFF) == 0:
+        _generations += 1
+    return _generations
+
+
+cdef inline Py_ssize_t _merge_loop(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
+                                   const uint8_t* p, Py_ssize_t n, tok_t limit, const Local* loc,
+                                   tok_t* out) noexcept nogil:
+    # the linear scan for short pieces, the heap for longer ones (-1: out of memory)
+    if n <= LINEAR_MAX:
+        return _bpe_short(t, byte_rank, pair2, p, n, limit, loc, out)
+    return _bpe_long(t, byte_rank, pair2, p, n, limit, loc, out)
+
+
 cdef Py_ssize_t bpe_piece_cached(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
                                  Backtrack* bt, const Local* loc, const uint8_t* p, Py_ssize_t n,
                                  tok_t* out) noexcept nogil:
@@ -612,10 +630,7 @@ cdef Py_ssize_t bpe_piece_cached(const TokenTable* t, const tok_t* byte_rank, co
     if n > bt.min_bytes >= 0 and bt_usable(bt, t, byte_rank):
         k = _bpe_backtrack(bt, t, byte_rank, p, n, out)
     if k == -3:
-        if n <= LINEAR_MAX:
-            k = _bpe_short(t, byte_rank, pair2, p, n, NO_RANK, loc, out)
-        else:
-            k = _bpe_long(t, byte_rank, pair2, p, n, NO_RANK, loc, out)
+        k = _merge_loop(t, byte_rank, pair2, p, n, NO_RANK, loc, out)
     if e != NULL and 0 < k <= CACHE_MAX_IDS:
         e.gen = loc.gen
         e.length = <unsigned char>n
@@ -647,9 +662,7 @@ cdef Py_ssize_t bpe_piece(const TokenTable* t, const tok_t* byte_rank, const tok
             return 1
     else:
         limit = max_rank
-    if n <= LINEAR_MAX:
-        return _bpe_short(t, byte_rank, pair2, p, n, limit, loc, out)
-    return _bpe_long(t, byte_rank, pair2, p, n, limit, loc, out)
+    return _merge_loop(t, byte_rank, pair2, p, n, limit, loc, out)
 
 
 # The backtracking encoder (pieces over 256 bytes): bpe/_backtrack.pxi
@@ -722,11 +735,7 @@ cdef class Encoder:
         self.id_objs = <PyObject**>calloc(self.table.n_ids + 1, sizeof(PyObject*))
         if self.id_objs == NULL:
             raise MemoryError()
-        global _generations
-        _generations += 1
-        if (_generations & 0xFFFFFFFF) == 0:  # the pair cache keeps the low 32 bits; 0 means empty
-            _generations += 1
-        self.gen = _generations
+        self.gen = _new_generation()
         self.ready = True
 
     cdef int _check_ready(self) except -1:
@@ -898,11 +907,7 @@ cdef class Encoder:
     def _forget_cached_pieces(self):
         """For benchmarks: a new generation tag, so that no thread's piece or pair cache holds
         anything for this encoder any more (each timed round then starts cold)."""
-        global _generations
-        _generations += 1
-        if (_generations & 0xFFFFFFFF) == 0:
-            _generations += 1
-        self.gen = _generations
+        self.gen = _new_generation()
 
     def _set_backtrack_min_bytes(self, Py_ssize_t n):
         """For tests and benchmarks: pieces longer than ``n`` bytes use the backtracking

@@ -1,5 +1,7 @@
 """The backend encoders directly: same answers on both, thread safety, limits."""
 
+import contextlib
+import random
 import threading
 
 import pytest
@@ -207,19 +209,14 @@ def test_tokenizer_is_not_changed_by_its_arguments(backend):
 ENCODINGS = ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"]
 
 
+@contextlib.contextmanager
 def _backtracking_everywhere(tok):
-    """Context manager: every piece that is not a token goes through the backtracking encoder."""
-    import contextlib
-
-    @contextlib.contextmanager
-    def manager():
-        old = tok._core._set_backtrack_min_bytes(0)
-        try:
-            yield
-        finally:
-            tok._core._set_backtrack_min_bytes(old)
-
-    return manager()
+    """Every piece that is not a token goes through the backtracking encoder."""
+    old = tok._core._set_backtrack_min_bytes(0)
+    try:
+        yield
+    finally:
+        tok._core._set_backtrack_min_bytes(old)
 
 
 @pytest.mark.parametrize("name", ENCODINGS)
@@ -250,8 +247,6 @@ def test_backtracking_on_a_trained_vocabulary(cython_backend):
 
 def test_long_tie_heavy_pieces_match_tiktoken(backend):
     """Pieces far past the backtracking threshold: runs, alternations and random long words."""
-    import random
-
     rng = random.Random(7)
     n = 5_000 if backend == "cython" else 800
     texts = ["ab" * (n // 2), "aab" * (n // 3), " " * 500 + "x", "\t " * (n // 2), "🙂 " * (n // 4),
