@@ -11,10 +11,13 @@ read files; it trusts its caller to hand it well-formed tables (checked in ``__i
 
 Performance notes
 -----------------
-* Pieces of up to LINEAR_MAX (24) bytes: each merge step scans the parts for the lowest rank
+* The merge loop starts from units: bytes, or whole characters where that provably gives
+  the same ids (bpe/_charunits.pxi); on CJK, Hangul or Cyrillic text that halves the merges.
+* Up to LINEAR_MAX (24) units: each merge step scans the parts for the lowest rank
   (tiktoken's own approach), O(n^2) but with tiny constants and no allocation.
-* Longer pieces: a min-heap of merge candidates keyed by (rank, start) with lazy
+* More units: a min-heap of merge candidates keyed by (rank, start) with lazy
   invalidation, O(n log n), same result.
+* While a piece is encoded, the next one is already found and its table slot prefetched.
 * Pieces over BT_MIN_BYTES (256) bytes (100k spaces, a whole document with
   ``pattern=None``): the backtracking encoder (see its section), linear in practice.  Its
   tables (about 20 MB for o200k_base, 0.1 s to build) are built on the first such piece.
@@ -28,7 +31,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_FromLong
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
@@ -190,6 +193,13 @@ cdef inline tok_t _tt_find_hashed(const TokenTable* t, const uint8_t* data, Py_s
     cdef uint64_t bit = h >> 42
     if not ((t.filter[bit >> 6] >> (bit & 63)) & 1):
         return NO_TOKEN
+    return _tt_probe(t, data, n, h)
+
+
+cdef inline tok_t _tt_probe(const TokenTable* t, const uint8_t* data, Py_ssize_t n,
+                            uint64_t h) noexcept nogil:
+    # the table probe of _tt_find_hashed without the filter: for strings that are usually
+    # tokens (whole pieces), where the filter would only add a memory access
     cdef uint64_t head = _head(data, n)
     cdef Py_ssize_t mask = t.n_slots - 1
     cdef Py_ssize_t i = <Py_ssize_t>(h & <uint64_t>mask)
@@ -390,12 +400,22 @@ cdef inline tok_t _pair2(const tok_t* pair2, const uint8_t* p, Py_ssize_t i, tok
     return r if r < limit else NO_RANK
 
 
-cdef Py_ssize_t _bpe_short(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
-                           const uint8_t* p, Py_ssize_t n, tok_t limit, const Local* loc, tok_t* out) noexcept nogil:
-    # Linear scan (n <= LINEAR_MAX).  Parts stay at their start offsets, linked by nxt/prv;
-    # key[i] = (rank of part i merged with the next part) << 32 | i, with NO_RANK for "no
-    # merge" (and for offsets that no longer start a part), so one branch-free minimum over
-    # the n keys finds the lowest rank, leftmost among equals, and no array is ever shifted.
+cdef inline tok_t _first_rank(const TokenTable* t, const tok_t* pair2, const uint8_t* p,
+                              const int32_t* off, const tok_t* tok, Py_ssize_t i, tok_t limit,
+                              const Local* loc) noexcept nogil:
+    # rank of units i and i + 1 merged: two single bytes come from the direct table
+    if off[i + 2] - off[i] == 2:
+        return _pair2(pair2, p, off[i], limit)
+    return _merged_rank(t, p, off[i], off[i + 2], tok[i], tok[i + 1], limit, loc)
+
+
+cdef Py_ssize_t _bpe_short(const TokenTable* t, const tok_t* pair2, const uint8_t* p, Py_ssize_t n,
+                           const int32_t* off, tok_t limit, const Local* loc, tok_t* out) noexcept nogil:
+    # Linear scan (n <= LINEAR_MAX units; unit i is p[off[i]:off[i+1]] with id out[i] on
+    # entry).  Parts stay at the index of their first unit, linked by nxt/prv; key[i] = (rank
+    # of part i merged with the next part) << 32 | i, with NO_RANK for "no merge" (and for
+    # indices that no longer start a part), so one branch-free minimum over the n keys finds
+    # the lowest rank, leftmost among equals, and no array is ever shifted.
     cdef uint64_t key[LINEAR_MAX]
     cdef int32_t nxt[LINEAR_MAX]
     cdef int32_t prv[LINEAR_MAX]
@@ -403,11 +423,10 @@ cdef Py_ssize_t _bpe_short(const TokenTable* t, const tok_t* byte_rank, const to
     cdef Py_ssize_t i, k = 0
     cdef int32_t a, c, z
     for i in range(n):
-        out[i] = byte_rank[p[i]]
         nxt[i] = <int32_t>(i + 1)
         prv[i] = <int32_t>(i - 1)
     for i in range(n - 1):
-        key[i] = (<uint64_t>_pair2(pair2, p, i, limit) << 32) | <uint64_t>i
+        key[i] = (<uint64_t>_first_rank(t, pair2, p, off, out, i, limit, loc) << 32) | <uint64_t>i
     key[n - 1] = none | <uint64_t>(n - 1)
     while True:
         best = key[0]
@@ -423,13 +442,13 @@ cdef Py_ssize_t _bpe_short(const TokenTable* t, const tok_t* byte_rank, const to
         nxt[a] = c
         if c < n:
             prv[c] = a
-            key[a] = (<uint64_t>_merged_rank(t, p, a, nxt[c], out[a], out[c], limit, loc) << 32) | <uint64_t>a
+            key[a] = (<uint64_t>_merged_rank(t, p, off[a], off[nxt[c]], out[a], out[c], limit, loc) << 32) | <uint64_t>a
         else:
             key[a] = none
         z = prv[a]
         if z >= 0:
-            key[z] = (<uint64_t>_merged_rank(t, p, z, c, out[z], out[a], limit, loc) << 32) | <uint64_t>z
-    # gather the parts' ids to the front (in place: a part's offset is never below its rank)
+            key[z] = (<uint64_t>_merged_rank(t, p, off[z], off[c], out[z], out[a], limit, loc) << 32) | <uint64_t>z
+    # gather the parts' ids to the front (in place: a part's index is never below its rank)
     i = 0
     while i < n:
         out[k] = out[i]
@@ -492,23 +511,23 @@ cdef inline Candidate _cand_pop(Candidate* heap, Py_ssize_t* size) noexcept nogi
     return top
 
 
-cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
-                          const uint8_t* p, Py_ssize_t n, tok_t limit, const Local* loc, tok_t* out) noexcept nogil:
-    # Heap version for long pieces, O(n log n), same result as _bpe_short.  Parts form a linked
-    # list over their start offsets: nxt[i] is the start of the part after the one starting at
-    # i (n for the last part, -1 once part i has been absorbed).  A candidate (rank, left,
-    # right, end) is still valid iff nxt[left] == right and nxt[right] == end, i.e. both parts
-    # are unchanged since it was pushed; stale candidates are skipped when popped.
-    # Pieces of up to STACK_MAX bytes work in stack arrays; longer ones allocate.
+cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* pair2, const uint8_t* p, Py_ssize_t n,
+                          const int32_t* off, tok_t limit, const Local* loc, tok_t* out) noexcept nogil:
+    # Heap version for long pieces, O(n log n), same result as _bpe_short (and the same
+    # units: n of them, unit i is p[off[i]:off[i+1]] with id out[i] on entry).  Parts form a
+    # linked list over the indices of their first units: nxt[i] is the first unit of the part
+    # after the one starting at i (n for the last part, -1 once part i has been absorbed).
+    # A candidate (rank, left, right, end) is still valid iff nxt[left] == right and
+    # nxt[right] == end, i.e. both parts are unchanged since it was pushed; stale candidates
+    # are skipped when popped.  Up to STACK_MAX units work in stack arrays; more allocate.
     # Returns -1 when out of memory.
     cdef int32_t nxt_s[STACK_MAX + 1]
     cdef int32_t prv_s[STACK_MAX + 1]
-    cdef tok_t tok_s[STACK_MAX + 1]
     cdef Candidate heap_s[2 * STACK_MAX + 2]
     cdef int32_t* nxt = nxt_s
     cdef int32_t* prv = prv_s
-    cdef tok_t* tok = tok_s
     cdef Candidate* heap = heap_s
+    cdef tok_t* tok = out
     cdef bint on_heap = n > STACK_MAX
     cdef Py_ssize_t size = 0, k = 0
     cdef int32_t i, h, e2
@@ -517,20 +536,17 @@ cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* byte_rank, const tok
     if on_heap:
         nxt = <int32_t*>malloc((n + 1) * sizeof(int32_t))
         prv = <int32_t*>malloc((n + 1) * sizeof(int32_t))
-        tok = <tok_t*>malloc((n + 1) * sizeof(tok_t))
         heap = <Candidate*>malloc((2 * n + 2) * sizeof(Candidate))
-        if nxt == NULL or prv == NULL or tok == NULL or heap == NULL:
+        if nxt == NULL or prv == NULL or heap == NULL:
             free(nxt)
             free(prv)
-            free(tok)
             free(heap)
             return -1
     for i in range(n):
         nxt[i] = i + 1
         prv[i] = i - 1
-        tok[i] = byte_rank[p[i]]
     for i in range(n - 1):
-        r = _pair2(pair2, p, i, limit)
+        r = _first_rank(t, pair2, p, off, tok, i, limit, loc)
         if r != NO_RANK:
             _cand_push(heap, &size, r, i, i + 1, i + 2)
     while size > 0:
@@ -545,12 +561,12 @@ cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* byte_rank, const tok
         tok[i] = c.rank
         h = prv[i]
         if h >= 0:
-            r = _merged_rank(t, p, h, c.end, tok[h], tok[i], limit, loc)
+            r = _merged_rank(t, p, off[h], off[c.end], tok[h], tok[i], limit, loc)
             if r != NO_RANK:
                 _cand_push(heap, &size, r, h, i, c.end)
         if c.end < n:
             e2 = nxt[c.end]
-            r = _merged_rank(t, p, i, e2, tok[i], tok[c.end], limit, loc)
+            r = _merged_rank(t, p, off[i], off[e2], tok[i], tok[c.end], limit, loc)
             if r != NO_RANK:
                 _cand_push(heap, &size, r, i, c.end, e2)
     i = 0
@@ -561,7 +577,6 @@ cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* byte_rank, const tok
     if on_heap:
         free(nxt)
         free(prv)
-        free(tok)
         free(heap)
     return k
 
@@ -593,29 +608,49 @@ cdef uint64_t _new_generation() noexcept:
     return _generations
 
 
-cdef inline Py_ssize_t _merge_loop(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
-                                   const uint8_t* p, Py_ssize_t n, tok_t limit, const Local* loc,
-                                   tok_t* out) noexcept nogil:
-    # the linear scan for short pieces, the heap for longer ones (-1: out of memory)
-    if n <= LINEAR_MAX:
-        return _bpe_short(t, byte_rank, pair2, p, n, limit, loc, out)
-    return _bpe_long(t, byte_rank, pair2, p, n, limit, loc, out)
+cdef Py_ssize_t _merge_loop(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
+                            CharUnits* cu, const uint8_t* p, Py_ssize_t n, tok_t limit,
+                            const Local* loc, tok_t* out) noexcept nogil:
+    # BPE on p[:n] (n >= 1) from its units: whole characters where ``cu`` allows them (NULL:
+    # bytes only), then the linear scan for few units, the heap for more (-1: out of memory)
+    cdef int32_t off_s[STACK_MAX + 1]
+    cdef int32_t* off = off_s
+    cdef Py_ssize_t m, k, i
+    if n > STACK_MAX:
+        off = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+        if off == NULL:
+            return -1
+    if cu != NULL:
+        m = cu_units(cu, t, byte_rank, p, n, off, out)
+    else:
+        for i in range(n):
+            off[i] = <int32_t>i
+            out[i] = byte_rank[p[i]]
+        off[n] = <int32_t>n
+        m = n
+    if m <= LINEAR_MAX:
+        k = _bpe_short(t, pair2, p, m, off, limit, loc, out)
+    else:
+        k = _bpe_long(t, pair2, p, m, off, limit, loc, out)
+    if off != off_s:
+        free(off)
+    return k
 
 
-cdef Py_ssize_t bpe_piece_cached(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
-                                 Backtrack* bt, const Local* loc, const uint8_t* p, Py_ssize_t n,
-                                 tok_t* out) noexcept nogil:
-    """``bpe_piece`` with the whole-piece lookup, the piece cache and, for pieces longer than
-    ``bt.min_bytes``, the backtracking encoder (linear time); no ``max_rank``."""
-    cdef uint64_t h
+cdef inline Py_ssize_t bpe_piece_cached(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
+                                        Backtrack* bt, CharUnits* cu, const Local* loc, const uint8_t* p,
+                                        Py_ssize_t n, uint64_t h, tok_t* out) noexcept nogil:
+    """``bpe_piece`` with the whole-piece lookup, the piece cache, whole-character units and,
+    for pieces longer than ``bt.min_bytes``, the backtracking encoder (linear time); no
+    ``max_rank``.  ``h`` is ``hash_bytes(p, n)`` (any value when n <= 1).  This part (what
+    most pieces need) is inlined into the loops over pieces; ``_piece_merged`` is not."""
     cdef tok_t r
-    cdef Py_ssize_t k, i
+    cdef Py_ssize_t i
     cdef bpe_cache_entry* e = NULL
     if n <= 1:
         if n == 1:
             out[0] = byte_rank[p[0]]
         return n
-    h = hash_bytes(p, n)
     r = _tt_find_hashed(t, p, n, h)
     if r != NO_TOKEN:
         out[0] = r
@@ -626,11 +661,19 @@ cdef Py_ssize_t bpe_piece_cached(const TokenTable* t, const tok_t* byte_rank, co
             for i in range(e.n_ids):
                 out[i] = e.ids[i]
             return e.n_ids
-    k = -3
+    return _piece_merged(t, byte_rank, pair2, bt, cu, loc, p, n, e, out)
+
+
+cdef Py_ssize_t _piece_merged(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
+                              Backtrack* bt, CharUnits* cu, const Local* loc, const uint8_t* p,
+                              Py_ssize_t n, bpe_cache_entry* e, tok_t* out) noexcept nogil:
+    # bpe_piece_cached for a piece that is neither a token nor cached; the result goes into
+    # cache entry e too (NULL: the piece is too long to cache)
+    cdef Py_ssize_t k = -3, i
     if n > bt.min_bytes >= 0 and bt_usable(bt, t, byte_rank):
         k = _bpe_backtrack(bt, t, byte_rank, p, n, out)
     if k == -3:
-        k = _merge_loop(t, byte_rank, pair2, p, n, NO_RANK, loc, out)
+        k = _merge_loop(t, byte_rank, pair2, cu, p, n, NO_RANK, loc, out)
     if e != NULL and 0 < k <= CACHE_MAX_IDS:
         e.gen = loc.gen
         e.length = <unsigned char>n
@@ -647,7 +690,7 @@ cdef Py_ssize_t bpe_piece(const TokenTable* t, const tok_t* byte_rank, const tok
     when out of memory.
 
     With ``max_rank >= 0`` only tokens below that rank may form (and there is no whole-piece
-    shortcut): that recovers the merge that made a token.
+    shortcut): that recovers the merge that made a token.  Always starts from bytes.
     """
     cdef tok_t r, limit = NO_RANK
     if n == 0:
@@ -662,11 +705,54 @@ cdef Py_ssize_t bpe_piece(const TokenTable* t, const tok_t* byte_rank, const tok
             return 1
     else:
         limit = max_rank
-    return _merge_loop(t, byte_rank, pair2, p, n, limit, loc, out)
+    return _merge_loop(t, byte_rank, pair2, NULL, p, n, limit, loc, out)
 
 
 # The backtracking encoder (pieces over 256 bytes): bpe/_backtrack.pxi
 include "_backtrack.pxi"
+
+# Whole-character units for the merge loop: bpe/_charunits.pxi
+include "_charunits.pxi"
+
+
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #  include <intrin.h>
+    #  define bpe_prefetch(p) _mm_prefetch((const char*)(p), _MM_HINT_T0)
+    #elif defined(__GNUC__) || defined(__clang__)
+    #  define bpe_prefetch(p) __builtin_prefetch((p))
+    #else
+    #  define bpe_prefetch(p) ((void)(p))
+    #endif
+    """
+    void bpe_prefetch(const void* p) noexcept nogil
+
+cdef enum:
+    SCAN_AHEAD = 16     # pieces found (and their table slots prefetched) before any is encoded
+
+
+cdef inline Py_ssize_t _scan_ahead(const TokenTable* t, int pid, const uint8_t* p, Py_ssize_t n,
+                                   Py_ssize_t i, Py_ssize_t* bounds, uint64_t* hashes) noexcept nogil:
+    # Find up to SCAN_AHEAD pieces from p[i:]: piece c is p[bounds[c]:bounds[c + 1]] with hash
+    # hashes[c].  Their token-table slots are prefetched here, so that the lookups of a
+    # batch wait for memory together instead of one after another.  Returns the number of
+    # pieces, or -2 for a piece of 2 GiB or more.
+    cdef Py_ssize_t c = 0, j, mask = t.n_slots - 1
+    cdef uint64_t h
+    bounds[0] = i
+    while c < SCAN_AHEAD and i < n:
+        j = scan_piece(pid, p, n, i)
+        if j - i >= 0x7FFFFFFF:
+            return -2
+        if j - i > 1:
+            h = hash_bytes(p + i, j - i)
+            bpe_prefetch(&t.slots[h & <uint64_t>mask])
+            hashes[c] = h
+        c += 1
+        bounds[c] = j
+        i = j
+    return c
 
 
 # --------------------------------------------------------------------------------------------
@@ -680,6 +766,7 @@ cdef class Encoder:
     cdef tok_t byte_rank[256]
     cdef tok_t* pair2           # rank of each two-byte token (NO_RANK if none), 65536 entries
     cdef Backtrack bt           # the backtracking encoder, built on first use
+    cdef CharUnits cu           # whole-character units, built on first use
     cdef uint64_t gen           # tags this Encoder's entries in the piece cache
     cdef PyObject** id_objs     # the int object of each id, made on first use (owned refs)
     cdef bint ready
@@ -690,6 +777,8 @@ cdef class Encoder:
         self.id_objs = NULL
         memset(&self.bt, 0, sizeof(Backtrack))
         self.bt.min_bytes = BT_MIN_BYTES
+        memset(&self.cu, 0, sizeof(CharUnits))
+        self.cu.enabled = 1
         tt_init(&self.table)
 
     def __dealloc__(self):
@@ -699,6 +788,7 @@ cdef class Encoder:
                 Py_XDECREF(self.id_objs[i])
             free(self.id_objs)
         bt_free(&self.bt)
+        cu_free(&self.cu)
         tt_free(&self.table)
         free(self.pair2)
 
@@ -745,19 +835,35 @@ cdef class Encoder:
 
     cdef Py_ssize_t _encode_utf8(self, int pid, const uint8_t* p, Py_ssize_t n, tok_t* out) noexcept nogil:
         """Split ``p[:n]`` with pattern ``pid`` and write the ids of every piece to ``out``
-        (room for n ids).  Returns how many, or -1 (out of memory) / -2 (a piece of 2 GiB)."""
-        cdef Py_ssize_t i = 0, j, k = 0, m
+        (room for n ids).  Returns how many, or -1 (out of memory) / -2 (a piece of 2 GiB).
+
+        Each piece is found (and its token-table slot prefetched) one step before it is
+        encoded, so that its lookup usually finds the slot in cache."""
+        cdef Py_ssize_t i = 0, j = 0, j2, k = 0, m, mask = self.table.n_slots - 1
+        cdef uint64_t h = 0, h2 = 0
         cdef Local loc = _local(self.gen)
-        while i < n:
-            j = scan_piece(pid, p, n, i)
-            if j - i >= 0x7FFFFFFF:
-                return -2
-            m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &loc, p + i, j - i, out + k)
-            if m < 0:
-                return -1
-            k += m
+        while True:
+            # p[i:j] is found but not yet encoded; find the piece after it
+            j2 = j
+            if j < n:
+                j2 = scan_piece(pid, p, n, j)
+                if j2 - j >= 0x7FFFFFFF:
+                    return -2
+                if j2 - j > 1:
+                    h2 = hash_bytes(p + j, j2 - j)
+                    bpe_prefetch(&self.table.filter[h2 >> 48])
+                    bpe_prefetch(&self.table.slots[h2 & <uint64_t>mask])
+            if i < j:
+                m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &self.cu, &loc,
+                                     p + i, j - i, h, out + k)
+                if m < 0:
+                    return -1
+                k += m
+            if j2 == j:
+                return k
             i = j
-        return k
+            j = j2
+            h = h2
 
     def encode_text(self, str text, str pattern, bint packed=False):
         """Split ``text`` with the named ``pattern``'s scanner and encode it, all without the
@@ -822,7 +928,9 @@ cdef class Encoder:
         ``limit >= 0`` stop as soon as the count passes it and return -1."""
         self._check_ready()
         cdef int pid = PATTERN_IDS[pattern] if pattern is not None else PAT_NONE
-        cdef Py_ssize_t n, i = 0, j, k = 0, m = 0, cap = 256
+        cdef Py_ssize_t n, i = 0, k = 0, m = 0, cap = 256, c, count, size
+        cdef Py_ssize_t bounds[SCAN_AHEAD + 1]
+        cdef uint64_t hashes[SCAN_AHEAD]
         cdef const uint8_t* p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
         cdef tok_t* scratch = <tok_t*>malloc(cap * sizeof(tok_t))
         cdef void* grown
@@ -832,26 +940,31 @@ cdef class Encoder:
         try:
             with nogil:
                 loc = _local(self.gen)
-                while i < n:
-                    j = scan_piece(pid, p, n, i)
-                    if j - i >= 0x7FFFFFFF:
-                        m = -2
+                while i < n and k >= 0:
+                    count = _scan_ahead(&self.table, pid, p, n, i, bounds, hashes)
+                    if count < 0:
+                        m = count
                         break
-                    if j - i > cap:
-                        cap = j - i
-                        grown = realloc(scratch, cap * sizeof(tok_t))
-                        if grown == NULL:
-                            m = -1
+                    for c in range(count):
+                        size = bounds[c + 1] - bounds[c]
+                        if size > cap:
+                            cap = size
+                            grown = realloc(scratch, cap * sizeof(tok_t))
+                            if grown == NULL:
+                                m = -1
+                                break
+                            scratch = <tok_t*>grown
+                        m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &self.cu, &loc,
+                                             p + bounds[c], size, hashes[c], scratch)
+                        if m < 0:
                             break
-                        scratch = <tok_t*>grown
-                    m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &loc, p + i, j - i, scratch)
+                        k += m
+                        if 0 <= limit < k:
+                            k = -1
+                            break
                     if m < 0:
                         break
-                    k += m
-                    if 0 <= limit < k:
-                        k = -1
-                        break
-                    i = j
+                    i = bounds[count]
             _check_status(m)
             return k
         finally:
@@ -882,8 +995,10 @@ cdef class Encoder:
             with nogil:
                 loc = _local(self.gen)
                 for i in range(n):
-                    m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &loc,
-                                         <const uint8_t*>ptrs[i], lens[i], out + k)
+                    m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &self.cu, &loc,
+                                         <const uint8_t*>ptrs[i], lens[i],
+                                         hash_bytes(<const uint8_t*>ptrs[i], lens[i]) if lens[i] > 1 else 0,
+                                         out + k)
                     if m < 0:
                         break
                     k += m
@@ -915,6 +1030,22 @@ cdef class Encoder:
         cdef Py_ssize_t old = self.bt.min_bytes
         self.bt.min_bytes = n
         return old
+
+    def _set_char_units(self, bint on):
+        """For tests and benchmarks: whether the merge loop may start from whole characters
+        (bpe/_charunits.pxi) instead of bytes.  Returns the old setting."""
+        cdef bint old = self.cu.enabled
+        self.cu.enabled = on
+        return old
+
+    def _char_units_size(self):
+        """For tests: how many characters may start as one unit (built on this call if not
+        yet); -1 when the table could not be built."""
+        self._check_ready()
+        cu_usable(&self.cu, &self.table, self.byte_rank)
+        if self.cu.state != CU_READY:
+            return -1
+        return sum(1 for i in range(1 << self.cu.bits) if self.cu.slots[i].key != 0)
 
     def _backtrack_split(self, Py_ssize_t token):
         """For tests: the canonical split ``(left, right)`` of a token as the backtracking

@@ -332,3 +332,84 @@ def test_forgetting_cached_pieces_changes_no_ids(cython_backend):
     first = enc.encode_ordinary(text)
     enc._core._forget_cached_pieces()
     assert enc.encode_ordinary(text) == first == tiktoken_encoding("cl100k_base").encode_ordinary(text)
+
+
+# ---------------------------------------------------------------- whole-character units
+
+@contextlib.contextmanager
+def _bytes_only(tok):
+    """The merge loop starts every character from its bytes (no whole-character units)."""
+    old = tok._core._set_char_units(False)
+    try:
+        yield
+    finally:
+        tok._core._set_char_units(old)
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_character_units_equal_bytes_and_tiktoken(name, cython_backend):
+    enc = bpe.Tokenizer(bpe.get_encoding(name).mergeable_ranks, pattern=name)
+    assert enc._core._char_units_size() > 200
+    rng = random.Random(3)
+    mixed = read_text("mixed.txt")
+    chars = sorted(set(mixed) - set("\r\n"))
+    # shuffled characters next to spaces, digits and each other: every context string gets met
+    noise = "".join(rng.choice(chars + [" ", "  ", "1", "a", "'"]) for _ in range(20_000))
+    for text in (read_text("austen.txt")[:20_000] + mixed, noise):
+        units = enc.encode_ordinary(text)
+        with _bytes_only(enc):
+            assert enc.encode_ordinary(text) == units
+        assert units == tiktoken_encoding(name).encode_ordinary(text)
+
+
+def _random_vocabulary(rng, alphabet, size):
+    """A byte-level vocabulary of random substrings (partial characters included) of random
+    text over ``alphabet``, in random rank order except that most pieces of single characters
+    come first: many characters can start whole, and contexts that stop them (and ranks that
+    are not monotone in the merges) are common."""
+    ranks = {bytes([b]): b for b in range(256)}
+    sample = "".join(rng.choice(alphabet) for _ in range(4000)).encode("utf-8")
+    tokens = set()
+    for ch in alphabet:
+        data = ch.encode("utf-8")
+        tokens.update(data[i:j] for i in range(len(data)) for j in range(i + 2, len(data) + 1))
+    while len(tokens) < size:
+        i = rng.randrange(len(sample) - 1)
+        tokens.add(sample[i:i + rng.randint(2, 7)])
+    within = {data[i:j] for ch in alphabet for data in [ch.encode("utf-8")]
+              for i in range(len(data)) for j in range(i + 2, len(data) + 1)}
+    order = rng.sample(sorted(tokens), len(tokens))
+    early = [t for t in order if t in within and rng.random() < 0.8]
+    for token in early + order:
+        ranks.setdefault(token, len(ranks))
+    return ranks
+
+
+def test_character_units_on_random_vocabularies(cython_backend):
+    """Random vocabularies and texts: whole-character units, bytes only and the pure-Python
+    reference agree."""
+    rng = random.Random(11)
+    alphabet = ["同", "加", "施", "д", "о", "é", "한", "🙂", " ", "a", "1"]
+    sizes = []
+    for round_ in range(30):
+        ranks = _random_vocabulary(rng, alphabet, rng.choice([50, 200, 600]))
+        fast = bpe.Tokenizer(ranks, pattern=None)
+        _backend.use("python")
+        try:
+            reference = bpe.Tokenizer(ranks, pattern=None)
+        finally:
+            _backend.use("cython")
+        sizes.append(fast._core._char_units_size())
+        for _ in range(40):
+            text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60)))
+            want = reference.encode_ordinary(text)
+            assert fast.encode_ordinary(text) == want, (round_, text)
+            with _bytes_only(fast):
+                assert fast.encode_ordinary(text) == want, (round_, text)
+    assert sum(sizes) > 30  # characters did start whole
+
+
+def test_character_units_hook(cython_backend):
+    core = bpe.Tokenizer(bpe.get_encoding("r50k_base").mergeable_ranks, pattern=None)._core
+    assert core._set_char_units(False) is True
+    assert core._set_char_units(True) is False

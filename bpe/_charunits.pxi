@@ -1,0 +1,352 @@
+# Character units for the merge loop of bpe/_core.pyx (textually included there, like
+# _backtrack.pxi).  It decides, per character of a piece, whether the merge loop may start
+# from that character's token instead of its UTF-8 bytes; it does not merge, split text or
+# touch Python objects (except to build its table once under the GIL).
+
+# --------------------------------------------------------------------------------------------
+# Why and when a character may start as one unit
+# --------------------------------------------------------------------------------------------
+#
+# Byte-level BPE starts from single bytes, so a CJK character costs two merges before it
+# meets its neighbours and a Cyrillic one costs one; on non-Latin text most merges are of
+# that kind.  Starting such a character c as its own token gives the same ids when:
+#
+# 1. BPE on c's bytes alone gives the single token c.  Let tau(c) be the highest rank among
+#    those merges.
+# 2. Every token that holds all of c plus other bytes ranks above tau(c).
+# 3. No token that holds a proper part of c plus bytes outside c, *and matches the text
+#    around c*, ranks at or below tau(c).  Such tokens exist: o200k_base has " \xe5" (a space
+#    and the first byte of many CJK characters) at rank 1222, below the ranks that complete
+#    those characters, so after a space they must start as bytes.
+#
+# Sketch of the proof.  While c is unfinished, its next merge (rank <= tau(c)) is available,
+# and by (3) every pair that crosses into c ranks higher, so c finishes exactly as on its own
+# and never merges partly with its neighbours.  After that, only tokens holding all of c can
+# form.  The remaining merges then happen in the same order as when c starts whole: the
+# lowest-ranked pair P there is also available in byte-level BPE when its turn comes,
+# because by (2) every character inside P finishes (rank <= tau) before P's rank, and any
+# pair byte-level BPE could take instead is also available when c starts whole.  Ties go to
+# the leftmost pair in both.  Characters that fail a condition start as bytes, which is
+# exactly byte-level BPE for them, so a piece may mix both kinds.
+#
+# Conditions 1 and 2 are per character and checked once.  For (3) each character keeps the
+# context strings that would break it: X for a token X + (proper prefix of c) ranked <=
+# tau(c), Y for a token (proper suffix of c) + Y ranked <= tau(c).  Most characters have none
+# or one or two (" ", mostly), and a piece checks them with a few byte compares.
+#
+# The merge loop then works on about 2.5x fewer units on CJK, Hangul and Devanagari text.
+# Identity with byte-level BPE is checked by the test suite (both ways, against tiktoken, on
+# the corpora, on every code point in several contexts and on trained vocabularies).
+
+cdef enum:
+    CU_UNBUILT = 0
+    CU_READY = 1
+    CU_UNAVAILABLE = 2
+    CU_MAX_CONTEXT = 255     # longer context strings are not stored: the character stays bytes
+
+
+ctypedef struct CharSlot:
+    uint32_t key             # the character's UTF-8 bytes, little-endian; 0: empty slot
+    tok_t token
+    uint32_t context         # offset of its context strings in the pool: [length][bytes]...
+    uint8_t n_left           # strings that must not end right before it
+    uint8_t n_right          # strings that must not start right after it
+    uint16_t _pad
+
+
+ctypedef struct CharUnits:
+    CharSlot* slots
+    int bits
+    uint8_t* pool
+    int enabled              # 0: every character starts as bytes (for tests and A/B runs)
+    int state                # CU_UNBUILT, CU_READY or CU_UNAVAILABLE (read with acquire)
+
+
+cdef void cu_free(CharUnits* cu) noexcept nogil:
+    free(cu.slots)
+    free(cu.pool)
+    cu.slots = NULL
+    cu.pool = NULL
+
+
+cdef inline int _utf8_length(uint8_t lead) noexcept nogil:
+    # bytes in the character that starts with `lead`; 0 for a continuation or invalid byte
+    if lead < 0x80:
+        return 1
+    if lead < 0xC2:
+        return 0
+    if lead < 0xE0:
+        return 2
+    if lead < 0xF0:
+        return 3
+    if lead < 0xF5:
+        return 4
+    return 0
+
+
+cdef inline uint32_t _pack(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    # up to four bytes, little-endian (never 0 for bytes >= 0x80)
+    cdef uint32_t k = 0
+    cdef Py_ssize_t i
+    for i in range(n):
+        k |= (<uint32_t>p[i]) << (8 * i)
+    return k
+
+
+cdef inline const CharSlot* cu_find(const CharUnits* cu, uint32_t key) noexcept nogil:
+    cdef Py_ssize_t mask = (<Py_ssize_t>1 << cu.bits) - 1
+    cdef Py_ssize_t i = <Py_ssize_t>((key * 0x9E3779B1U) >> (32 - cu.bits))
+    while True:
+        if cu.slots[i].key == key:
+            return &cu.slots[i]
+        if cu.slots[i].key == 0:
+            return NULL
+        i = (i + 1) & mask
+
+
+cdef inline bint _cu_blocked(const CharUnits* cu, const CharSlot* s, const uint8_t* p,
+                             Py_ssize_t n, Py_ssize_t i, Py_ssize_t L) noexcept nogil:
+    # whether a context string of s matches around p[i:i+L] inside the piece p[:n]
+    cdef const uint8_t* q = cu.pool + s.context
+    cdef Py_ssize_t k, m
+    for k in range(s.n_left):
+        m = q[0]
+        if m <= i and p[i - 1] == q[m] and memcmp(p + i - m, q + 1, m) == 0:
+            return True
+        q += 1 + m
+    for k in range(s.n_right):
+        m = q[0]
+        if i + L + m <= n and p[i + L] == q[1] and memcmp(p + i + L, q + 1, m) == 0:
+            return True
+        q += 1 + m
+    return False
+
+
+cdef Py_ssize_t cu_units(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank,
+                         const uint8_t* p, Py_ssize_t n, int32_t* off, tok_t* tok) noexcept nogil:
+    """The units the merge loop starts from for piece ``p[:n]``: unit i is ``p[off[i]:off[i+1]]``
+    with id ``tok[i]`` (a byte, or a whole character where that gives the same ids).  Returns
+    the number of units m and sets ``off[m] = n``; ``off`` and ``tok`` have room for n + 1."""
+    cdef Py_ssize_t i = 0, m = 0, L, j
+    cdef const CharSlot* s
+    while i < n and p[i] < 0x80:
+        off[i] = <int32_t>i
+        tok[i] = byte_rank[p[i]]
+        i += 1
+    m = i
+    if i < n and cu_usable(cu, t, byte_rank):
+        while i < n:
+            L = _utf8_length(p[i])
+            if L > 1 and i + L <= n:
+                s = cu_find(cu, _pack(p + i, L))
+                if s != NULL and (s.n_left + s.n_right == 0 or not _cu_blocked(cu, s, p, n, i, L)):
+                    off[m] = <int32_t>i
+                    tok[m] = s.token
+                    m += 1
+                    i += L
+                    continue
+            if L == 0 or i + L > n:
+                L = 1                        # not valid UTF-8 here: one byte at a time
+            for j in range(L):
+                off[m] = <int32_t>i
+                tok[m] = byte_rank[p[i]]
+                m += 1
+                i += 1
+    while i < n:
+        off[m] = <int32_t>i
+        tok[m] = byte_rank[p[i]]
+        m += 1
+        i += 1
+    off[m] = <int32_t>n
+    return m
+
+
+cdef inline bint cu_usable(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) noexcept nogil:
+    """Whether whole-character units are on; builds the table on first use."""
+    cdef int state = bpe_load_acquire(&cu.state)
+    if state == CU_UNBUILT:
+        with gil:
+            state = _cu_build_with_gil(cu, t, byte_rank)
+    return state == CU_READY and cu.enabled
+
+
+cdef int _cu_build_with_gil(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) noexcept:
+    # build once (the GIL makes other threads wait), then publish the state
+    cdef int state = cu.state
+    if state != CU_UNBUILT:
+        return state
+    try:
+        _cu_build(cu, t, byte_rank)
+        state = CU_READY
+    except BaseException:                    # MemoryError; then every character starts as bytes
+        cu_free(cu)
+        state = CU_UNAVAILABLE
+    bpe_store_release(&cu.state, state)
+    return state
+
+
+cdef tok_t _cu_tau(const TokenTable* t, const tok_t* byte_rank, const uint8_t* p, Py_ssize_t n,
+                   tok_t token) noexcept nogil:
+    # BPE on one character's bytes alone (n <= 4): the highest rank merged on the way when it
+    # ends as the single token `token`, else -1
+    cdef tok_t part[4]
+    cdef int32_t start[5]
+    cdef Py_ssize_t k = n, i, best_i
+    cdef tok_t r, best, tau = -1
+    for i in range(n):
+        part[i] = byte_rank[p[i]]
+        start[i] = <int32_t>i
+    start[n] = <int32_t>n
+    while k > 1:
+        best = NO_RANK
+        best_i = -1
+        for i in range(k - 1):
+            r = tt_find(t, p + start[i], start[i + 2] - start[i])
+            if r != NO_TOKEN and r < best:
+                best = r
+                best_i = i
+        if best_i < 0:
+            return -1
+        part[best_i] = best
+        tau = best if best > tau else tau
+        for i in range(best_i + 1, k - 1):
+            part[i] = part[i + 1]
+        for i in range(best_i + 1, k):
+            start[i] = start[i + 1]
+        k -= 1
+    return tau if part[0] == token else -1
+
+
+cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) except -1:
+    # One pass over the tokens (in rank order, so the lists below come out sorted) finds
+    #   single[c]   the token of each character that is a token on its own,
+    #   whole[c]    the lowest rank of a longer token holding all of c (condition 2),
+    #   ends[p]     tokens (rank, id) ending in a proper character prefix p, after other bytes,
+    #   starts[s]   tokens starting with a proper character suffix s, before other bytes;
+    # then each character that passes (1) and (2) gets its context strings for (3).
+    cdef dict single = {}, whole = {}, ends = {}, starts = {}
+    cdef Py_ssize_t tid, n, i, j, lead, L, c_start
+    cdef const uint8_t* b
+    cdef uint32_t key
+    for tid in range(t.n_ids):
+        n = t.length[tid]
+        if n < 2:
+            continue
+        b = t.blob + t.off[tid]
+        if tt_find(t, b, n) != tid:
+            continue                         # special tokens, which BPE never forms
+        lead = 0
+        while lead < n and lead < 4 and 0x80 <= b[lead] < 0xC0:
+            lead += 1
+        if lead == 4:
+            continue                         # no character has four continuation bytes
+        i = lead
+        c_start = -1
+        while i < n:
+            L = _utf8_length(b[i])
+            if L == 0:
+                break                        # cannot occur in valid UTF-8 text
+            if i + L > n:
+                c_start = i                  # ends in a proper prefix of a character
+                break
+            j = 1
+            while j < L and 0x80 <= b[i + j] < 0xC0:
+                j += 1
+            if j < L:
+                break
+            if L > 1:
+                key = _pack(b + i, L)
+                if L == n:
+                    single[key] = tid
+                elif key not in whole:
+                    whole[key] = tid
+            i += L
+        if i < n and c_start < 0:
+            continue                         # invalid inside: never matches text
+        if c_start >= 0:
+            j = c_start + 1
+            while j < n and 0x80 <= b[j] < 0xC0:
+                j += 1
+            if j < n:
+                continue
+            if c_start > 0:
+                ends.setdefault(_pack(b + c_start, n - c_start), []).append(tid)
+        if 0 < lead < n:
+            starts.setdefault(_pack(b, lead), []).append(tid)
+
+    cdef bytearray pool = bytearray()
+    cdef list chars = []
+    cdef tok_t tau, token
+    cdef list left, right
+    cdef object other
+    cdef const uint8_t* c
+    cdef bint ok
+    cdef Py_ssize_t ctx, src
+    for key, token in single.items():
+        n = t.length[token]
+        c = t.blob + t.off[token]
+        tau = _cu_tau(t, byte_rank, c, n, token)
+        if tau < 0 or whole.get(key, NO_RANK) <= tau:
+            continue
+        left = []
+        right = []
+        ok = True
+        for j in range(1, n):
+            for other in ends.get(_pack(c, j), ()):
+                if other > tau:
+                    break
+                left.append(t.length[other] - j)
+                left.append(other)
+            for other in starts.get(_pack(c + j, n - j), ()):
+                if other > tau:
+                    break
+                right.append(t.length[other] - (n - j))
+                right.append(other)
+        if len(left) > 2 * 255 or len(right) > 2 * 255:
+            continue
+        for i in range(0, len(left), 2):
+            ok = ok and left[i] <= CU_MAX_CONTEXT
+        for i in range(0, len(right), 2):
+            ok = ok and right[i] <= CU_MAX_CONTEXT
+        if not ok:
+            continue
+        chars.append((key, token, len(pool), len(left) // 2, len(right) // 2))
+        for i in range(0, len(left), 2):
+            # X of a token X + prefix: the token's first ctx bytes
+            ctx = left[i]
+            src = left[i + 1]
+            pool.append(ctx)
+            pool += PyBytes_FromStringAndSize(<char*>t.blob + t.off[src], ctx)
+        for i in range(0, len(right), 2):
+            # Y of a token suffix + Y: the token's last ctx bytes
+            ctx = right[i]
+            src = right[i + 1]
+            pool.append(ctx)
+            pool += PyBytes_FromStringAndSize(<char*>t.blob + t.off[src] + t.length[src] - ctx, ctx)
+
+    cdef int bits = 4
+    while (1 << bits) < 2 * len(chars) + 2:
+        bits += 1
+    cdef CharSlot* slots = <CharSlot*>calloc(<size_t>1 << bits, sizeof(CharSlot))
+    cdef uint8_t* pool_c = <uint8_t*>malloc(len(pool) + 1)
+    if slots == NULL or pool_c == NULL:
+        free(slots)
+        free(pool_c)
+        raise MemoryError()
+    if len(pool):
+        memcpy(pool_c, <char*>pool, len(pool))
+    cdef Py_ssize_t mask = (<Py_ssize_t>1 << bits) - 1
+    for key, token, tid, i, j in chars:
+        n = <Py_ssize_t>((key * 0x9E3779B1U) >> (32 - bits)) & mask
+        while slots[n].key != 0:
+            n = (n + 1) & mask
+        slots[n].key = key
+        slots[n].token = token
+        slots[n].context = <uint32_t>tid
+        slots[n].n_left = <uint8_t>i
+        slots[n].n_right = <uint8_t>j
+    cu_free(cu)
+    cu.slots = slots
+    cu.bits = bits
+    cu.pool = pool_c
+    return 0
