@@ -319,11 +319,39 @@ def bench_batch(args) -> None:
         if "tiktoken" in encoders:
             tk = encoders["tiktoken"]
             fns["tiktoken 2 threads"] = lambda: tk.encode_ordinary_batch(docs, num_threads=2)
+        fns.update(machine_ceiling())
         med = interleaved(fns, args.rounds, {k: cold_start(enc) for k in fns if k.startswith("bpe")})
-        speed = {k: n_bytes / v / 1e6 for k, v in med.items()}
-        rows.append([name] + [f"{speed[k]:.1f}" for k in fns] + [f"{speed['bpe 2 threads'] / speed['bpe 1 thread']:.2f}x"])
+        speed = {k: n_bytes / v / 1e6 for k, v in med.items() if not k.startswith("sha256")}
+        ceiling = med["sha256 1 thread"] / med["sha256 2 threads"]
+        rows.append([name] + [f"{speed[k]:.1f}" for k in speed]
+                    + [f"{speed['bpe 2 threads'] / speed['bpe 1 thread']:.2f}x", f"{ceiling:.2f}x"])
     print()
-    print(table(["encoding"] + list(fns) + ["bpe 2 threads / 1 thread"], rows))
+    print(table(["encoding"] + [k for k in fns if not k.startswith("sha256")]
+                + ["bpe 2 threads / 1 thread", "machine: sha256 2 threads / 1 thread"], rows))
+    print("\n(the last column is what two threads give on this machine for work that shares nothing and\n"
+          " never waits for the GIL: hashlib's sha256 over two 32 MB buffers, timed in the same rounds)")
+
+
+def machine_ceiling() -> dict[str, Callable[[], object]]:
+    """Two timed jobs that show how far two threads can scale on this machine at best: the
+    same GIL-free work (sha256 of two buffers) on one thread and on two."""
+    import hashlib
+    import threading
+
+    blocks = [bytes(32 << 20), bytes(32 << 20)]
+
+    def one() -> None:
+        for b in blocks:
+            hashlib.sha256(b).digest()
+
+    def two() -> None:
+        threads = [threading.Thread(target=lambda b=b: hashlib.sha256(b).digest()) for b in blocks]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    return {"sha256 1 thread": one, "sha256 2 threads": two}
 
 
 _LOAD_SNIPPET = r"""

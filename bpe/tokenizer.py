@@ -461,23 +461,21 @@ class Tokenizer:
             return _map_threads(self._encode_plain, texts, num_threads)
         if self._normalization is not None:
             texts = [unicodedata.normalize(self._normalization, t) for t in texts]
-        # One share of the texts per thread, dealt round-robin (texts next to each other tend
-        # to cost alike, so every thread gets a similar mix); each share is encoded by one core
-        # call that releases the GIL for all of it.
+        # Runs of consecutive texts, about eight per thread, go to whichever thread is free
+        # (so uneven texts even out); each run is encoded by one core call that releases the
+        # GIL for all of its encoding.  Only building the id lists needs the GIL, and with
+        # several runs per thread one thread builds its lists while the other encodes.
         n = min(num_threads, len(texts)) or 1
-        shares = [texts[k::n] for k in range(n)]
+        size = -(-len(texts) // (8 * n)) if n > 1 else len(texts)
+        runs = [texts[k:k + size] for k in range(0, len(texts), size)] if texts else []
 
-        def work(share: list[str]) -> list[list[int]]:
+        def work(run: list[str]) -> list[list[int]]:
             try:
-                return self._core.encode_texts(share, self._pattern_name)
+                return self._core.encode_texts(run, self._pattern_name)
             except UnicodeEncodeError:  # a lone surrogate somewhere: per text, with the fix-up
-                return [self._encode_plain(t) for t in share]
+                return [self._encode_plain(t) for t in run]
 
-        results = _map_threads(work, shares, num_threads)
-        out: list = [None] * len(texts)
-        for k, part in enumerate(results):
-            out[k::n] = part
-        return out
+        return [ids for part in _map_threads(work, runs, n) for ids in part]
 
     # ---------------------------------------------------------------- decoding
 
