@@ -374,6 +374,8 @@ else:
 enc.encode_ordinary("warm up")
 if which == "bpe-long":
     enc.encode_ordinary("a" * 1000)  # the first piece over 256 bytes builds the backtracking tables
+if which == "bpe-chars":
+    enc.encode_ordinary(" непредсказуемость")  # the first non-ASCII merge builds the character units
 print(json.dumps({"seconds": time.perf_counter() - t, "rss": rss() - before}))
 """
 
@@ -384,9 +386,10 @@ def bench_load(args) -> None:
 
     base = shared_data()
     rank_file = os.path.join(base, "tiktoken", "o200k_base.tiktoken") if base else None
-    labels = ["bpe (bundled)", "bpe, then a first piece over 256 bytes"]
+    labels = ["bpe (bundled)", "bpe, then a first non-ASCII word", "bpe, then a first piece over 256 bytes"]
     labels += ["tiktoken (.tiktoken file)"] if rank_file else []
-    which = {"bpe (bundled)": "bpe", "bpe, then a first piece over 256 bytes": "bpe-long"}
+    which = {"bpe (bundled)": "bpe", "bpe, then a first piece over 256 bytes": "bpe-long",
+             "bpe, then a first non-ASCII word": "bpe-chars"}
     results: dict[str, list[dict]] = {k: [] for k in labels}
     env = dict(os.environ, TIKTOKEN_CACHE_DIR="")
     for _ in range(max(3, args.rounds)):
