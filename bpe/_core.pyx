@@ -193,13 +193,6 @@ cdef inline tok_t _tt_find_hashed(const TokenTable* t, const uint8_t* data, Py_s
     cdef uint64_t bit = h >> 42
     if not ((t.filter[bit >> 6] >> (bit & 63)) & 1):
         return NO_TOKEN
-    return _tt_probe(t, data, n, h)
-
-
-cdef inline tok_t _tt_probe(const TokenTable* t, const uint8_t* data, Py_ssize_t n,
-                            uint64_t h) noexcept nogil:
-    # the table probe of _tt_find_hashed without the filter: for strings that are usually
-    # tokens (whole pieces), where the filter would only add a memory access
     cdef uint64_t head = _head(data, n)
     cdef Py_ssize_t mask = t.n_slots - 1
     cdef Py_ssize_t i = <Py_ssize_t>(h & <uint64_t>mask)
@@ -729,7 +722,10 @@ cdef extern from *:
     void bpe_prefetch(const void* p) noexcept nogil
 
 cdef enum:
-    SCAN_AHEAD = 16     # pieces found (and their table slots prefetched) before any is encoded
+    # count_text finds this many pieces (and prefetches their table slots) before it counts
+    # any; _encode_utf8 does the same one piece ahead, in its own loop, so that the scanner
+    # stays inlined into the hot loop
+    SCAN_AHEAD = 16
 
 
 cdef inline Py_ssize_t _scan_ahead(const TokenTable* t, int pid, const uint8_t* p, Py_ssize_t n,
