@@ -226,6 +226,56 @@ def bench_throughput(args) -> None:
         print(table(["group", "input"] + list(encoders) + ["bpe / tiktoken", "bpe / fastest correct peer"], rows))
 
 
+def script_groups(limit_bytes: int) -> dict[str, list[str]]:
+    """The lines of the multilingual corpus grouped by the script of most of their letters
+    (Hiragana and Katakana count as CJK), as ~4 KB documents; groups under 20 KB are dropped."""
+    import unicodedata
+
+    base = shared_data()
+    if not base:
+        return {}
+    with open(os.path.join(base, "corpora", "multilingual.txt"), encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    groups: dict[str, list[str]] = {}
+    for line in lines:
+        scripts: dict[str, int] = {}
+        for ch in line:
+            if ord(ch) > 127 and ch.isalpha():
+                script = unicodedata.name(ch, "? ").split()[0]
+                script = "CJK" if script in ("HIRAGANA", "KATAKANA") else script
+                scripts[script] = scripts.get(script, 0) + 1
+        key = max(scripts, key=scripts.get) if scripts else "ASCII"
+        groups.setdefault(key, []).append(line + "\n")
+    out = {}
+    for key, group in groups.items():
+        text = "".join(group)
+        if len(text.encode("utf-8")) >= 20_000:
+            text = text[:limit_bytes // 3]          # non-Latin text is 2-3 bytes a character
+            label = key if key in ("CJK", "ASCII") else key.capitalize()
+            out[label] = [text[i:i + 4000] for i in range(0, len(text), 4000)]
+    return out
+
+
+def bench_scripts(args) -> None:
+    print("\n## Throughput by script: the multilingual corpus's lines grouped by script (MB/s, median)")
+    groups = script_groups(args.bytes_per_file)
+    if not groups:
+        print("\n(needs ../shared/data/corpora)")
+        return
+    for name in args.encodings:
+        encoders = {k: e for k, e in peers(name).items() if k in ("bpe", "tiktoken", "bpe-openai")}
+        rows = []
+        for group, docs in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+            n_bytes = sum(len(d.encode("utf-8")) for d in docs)
+            med = interleaved({k: (lambda e=e: [e.encode_ordinary(d) for d in docs]) for k, e in encoders.items()},
+                              args.rounds, {k: cold_start(e) for k, e in encoders.items()})
+            speed = {k: n_bytes / t / 1e6 for k, t in med.items()}
+            rows.append([group, f"{n_bytes / 1e3:.0f} KB"] + [f"{speed[k]:.1f}" for k in encoders]
+                        + [f"{speed['bpe'] / speed[k]:.2f}x" for k in encoders if k != "bpe"])
+        print(f"\n### {name}\n")
+        print(table(["script", "input"] + list(encoders) + [f"bpe / {k}" for k in encoders if k != "bpe"], rows))
+
+
 def bench_short(args) -> None:
     print("\n## Short texts: per-call time of encode_ordinary (microseconds, median)")
     base = documents(["english.txt", "code_python.txt", "multilingual.txt"], 200_000)
@@ -417,7 +467,7 @@ def bench_stream(args) -> None:
     run(args)
 
 
-SECTIONS = {"throughput": bench_throughput, "short": bench_short, "count": bench_count,
+SECTIONS = {"throughput": bench_throughput, "scripts": bench_scripts, "short": bench_short, "count": bench_count,
             "worst": bench_worst, "batch": bench_batch, "load": bench_load, "train": bench_train,
             "stream": bench_stream}
 
