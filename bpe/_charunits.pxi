@@ -37,9 +37,9 @@
 # On the shared multilingual corpus (o200k_base) the merge loop then starts from half as many
 # units and does a quarter of the merges.
 # Identity with byte-level BPE is checked by the test suite: units on and off against
-# tiktoken, on the corpora and on every code point in several contexts; against the
-# backtracking encoder on trained vocabularies; against the pure-Python reference on random
-# vocabularies built to break the conditions above.
+# tiktoken on the whole corpora, units on against tiktoken on every code point in several
+# contexts; against the backtracking encoder on trained vocabularies; against the
+# pure-Python reference on random vocabularies built to break the conditions above.
 
 cdef enum:
     CU_UNBUILT = 0

@@ -131,3 +131,21 @@ def test_whole_corpora_as_single_pieces(name, cython_backend, corpus, oracle):
     bad = sum(a != b for a, b in zip(backtracked, merged))
     print(f"\n[whole-chunk identity] {name}: {len(chunks)} chunks of 8,000 characters, {bad} differ")
     assert bad == 0
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_whole_corpora_from_bytes_only_on_cython(name, cython_backend, corpus, oracle):
+    """The same with whole-character units off (every piece merged from its bytes), so that
+    both starting points of the merge loop are checked against tiktoken on everything."""
+    shared = bpe.get_encoding(name)
+    tok = bpe.Tokenizer(shared.mergeable_ranks, pattern=name)
+    assert tok._core._set_char_units(False) is True
+    enc = oracle(name)
+    total = 0
+    for c in CORPORA:
+        text = corpus(c)
+        theirs = enc.encode_ordinary(text)
+        bad, first = _diff(tok.encode_ordinary(text), theirs)
+        assert bad == 0, f"{c}: {bad} mismatched ids, first at {first}"
+        total += len(theirs)
+    print(f"\n[corpora identity] {name} cython, bytes only: {total:,} tokens compared, 0 mismatches")
