@@ -13,7 +13,8 @@
 #
 # 1. BPE on c's bytes alone gives the single token c.  Let tau(c) be the highest rank among
 #    those merges.
-# 2. Every token that holds all of c plus other bytes ranks above tau(c).
+# 2. No token that holds all of c plus other bytes, *and matches the text around c*, ranks at
+#    or below tau(c).  (o200k_base has " \u0915" below the rank that completes \u0915.)
 # 3. No token that holds a proper part of c plus bytes outside c, *and matches the text
 #    around c*, ranks at or below tau(c).  Such tokens exist: o200k_base has " \xe5" (a space
 #    and the first byte of many CJK characters) at rank 1222, below the ranks that complete
@@ -24,15 +25,17 @@
 # and never merges partly with its neighbours.  After that, only tokens holding all of c can
 # form.  The remaining merges then happen in the same order as when c starts whole: the
 # lowest-ranked pair P there is also available in byte-level BPE when its turn comes,
-# because by (2) every character inside P finishes (rank <= tau) before P's rank, and any
+# because P's token matches the text around every character inside it, so by (2) each of
+# them finishes (rank <= tau) before P's rank, and any
 # pair byte-level BPE could take instead is also available when c starts whole.  Ties go to
 # the leftmost pair in both.  Characters that fail a condition start as bytes, which is
 # exactly byte-level BPE for them, so a piece may mix both kinds.
 #
-# Conditions 1 and 2 are per character and checked once.  For (3) each character keeps the
-# context strings that would break it: X for a token X + (proper prefix of c) ranked <=
-# tau(c), Y for a token (proper suffix of c) + Y ranked <= tau(c).  Most characters have none
-# or one or two (" ", mostly), and a piece checks them with a few byte compares.
+# Condition 1 is per character and checked once.  For (2) and (3) each character keeps the
+# context strings that would break it: X for a token X + (proper prefix of c) or X + c + Y,
+# Y for a token (proper suffix of c) + Y or c + Y, each ranked <= tau(c) (for X + c + Y only
+# X is checked: a superset of the places where it matches).  Most characters have none or
+# one or two (" ", mostly), and a piece checks them with a few byte compares.
 #
 # On the shared multilingual corpus (o200k_base) the merge loop then starts from half as many
 # units and does a quarter of the merges.
@@ -221,16 +224,33 @@ cdef tok_t _cu_tau(const TokenTable* t, const tok_t* byte_rank, const uint8_t* p
 
 
 cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) except -1:
-    # One pass over the tokens (in rank order, so the lists below come out sorted) finds
-    #   single[c]   the token of each character that is a token on its own,
-    #   whole[c]    the lowest rank of a longer token holding all of c (condition 2),
-    #   ends[p]     tokens (rank, id) ending in a proper character prefix p, after other bytes,
-    #   starts[s]   tokens starting with a proper character suffix s, before other bytes;
-    # then each character that passes (1) and (2) gets its context strings for (3).
-    cdef dict single = {}, whole = {}, ends = {}, starts = {}
+    # First the characters that are tokens on their own, with tau (condition 1).  Then one
+    # pass over the tokens (in rank order, so the lists below come out sorted) finds
+    #   held[c]     (offset of c, id) of longer tokens holding all of c, ranked <= tau(c)
+    #               (condition 2: they break c where they match the text around it),
+    #   ends[p]     ids of tokens ending in a proper character prefix p, after other bytes,
+    #   starts[s]   ids of tokens starting with a proper character suffix s, before other bytes;
+    # then each character gets its context strings for (2) and (3).
+    cdef dict taus = {}, single = {}, held = {}, ends = {}, starts = {}
     cdef Py_ssize_t tid, n, i, j, lead, L, c_start
     cdef const uint8_t* b
     cdef uint32_t key
+    cdef tok_t tau
+    cdef object tau_c
+    for tid in range(t.n_ids):
+        n = t.length[tid]
+        if 2 <= n <= 4:
+            b = t.blob + t.off[tid]
+            if _utf8_length(b[0]) == n and tt_find(t, b, n) == tid:
+                j = 1
+                while j < n and 0x80 <= b[j] < 0xC0:
+                    j += 1
+                if j == n:
+                    tau = _cu_tau(t, byte_rank, b, n, <tok_t>tid)
+                    if tau >= 0:
+                        key = _pack(b, n)
+                        single[key] = tid
+                        taus[key] = tau
     for tid in range(t.n_ids):
         n = t.length[tid]
         if n < 2:
@@ -257,12 +277,11 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
                 j += 1
             if j < L:
                 break
-            if L > 1:
+            if 1 < L < n:
                 key = _pack(b + i, L)
-                if L == n:
-                    single[key] = tid
-                elif key not in whole:
-                    whole[key] = tid
+                tau_c = taus.get(key)
+                if tau_c is not None and tid <= tau_c:
+                    held.setdefault(key, []).append((i, tid))
             i += L
         if i < n and c_start < 0:
             continue                         # invalid inside: never matches text
@@ -279,21 +298,28 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
 
     cdef bytearray pool = bytearray()
     cdef list chars = []
-    cdef tok_t tau, token
+    cdef tok_t token
     cdef list left, right
-    cdef object other
+    cdef object other, at
     cdef const uint8_t* c
     cdef bint ok
     cdef Py_ssize_t ctx, src
     for key, token in single.items():
         n = t.length[token]
         c = t.blob + t.off[token]
-        tau = _cu_tau(t, byte_rank, c, n, token)
-        if tau < 0 or whole.get(key, NO_RANK) <= tau:
-            continue
+        tau = taus[key]
         left = []
         right = []
         ok = True
+        for at, other in held.get(key, ()):
+            # a token X + c + Y: X (its first `at` bytes) before c, or else Y after it (a
+            # superset of the places where the whole token matches)
+            if at > 0:
+                left.append(at)
+                left.append(other)
+            else:
+                right.append(t.length[<Py_ssize_t>other] - n)
+                right.append(other)
         for j in range(1, n):
             for other in ends.get(_pack(c, j), ()):
                 if other > tau:
