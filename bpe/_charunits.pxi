@@ -38,7 +38,9 @@
 # one or two (" ", mostly), and a piece checks them with a few byte compares.
 #
 # On the shared multilingual corpus (o200k_base) the merge loop then starts from half as many
-# units and does a quarter of the merges.
+# units and does a quarter of the merges.  The table has 8-byte slots (64 KiB for o200k_base)
+# so that it stays in cache; " " alone before the character, the commonest context, is a
+# flag in the slot, and other contexts sit in a parallel array read only when flagged.
 # Identity with byte-level BPE is checked by the test suite: units on and off against
 # tiktoken on the whole corpora, units on against tiktoken on every code point in several
 # contexts; against the backtracking encoder on trained vocabularies; against the
@@ -53,15 +55,24 @@ cdef enum:
 
 ctypedef struct CharSlot:
     uint32_t key             # the character's UTF-8 bytes, little-endian; 0: empty slot
-    tok_t token
-    uint32_t context         # offset of its context strings in the pool: [length][bytes]...
-    uint8_t n_left           # strings that must not end right before it
-    uint8_t n_right          # strings that must not start right after it
-    uint16_t _pad
+    uint32_t value           # its token id (low 24 bits), CU_AFTER_SPACE, CU_CONTEXTS
+
+
+ctypedef struct CharContexts:
+    uint32_t offset          # of its context strings in the pool: [length][bytes]...
+    uint16_t n_left          # strings that must not end right before it
+    uint16_t n_right         # strings that must not start right after it
+
+
+cdef enum:
+    CU_TOKEN_BITS = 24       # tables with more ids than fit here get no character units
+    CU_AFTER_SPACE = 1 << 30 # the commonest context, kept in the slot: it never follows " "
+    CU_CONTEXTS = 1 << 29    # other context strings: contexts[slot]
 
 
 ctypedef struct CharUnits:
-    CharSlot* slots
+    CharSlot* slots          # 8-byte slots (a small table that stays in cache)
+    CharContexts* contexts   # parallel to slots, read only for characters with CU_CONTEXTS
     int bits
     uint8_t* pool
     int enabled              # 0: every character starts as bytes (for tests and A/B runs)
@@ -70,8 +81,10 @@ ctypedef struct CharUnits:
 
 cdef void cu_free(CharUnits* cu) noexcept nogil:
     free(cu.slots)
+    free(cu.contexts)
     free(cu.pool)
     cu.slots = NULL
+    cu.contexts = NULL
     cu.pool = NULL
 
 
@@ -99,28 +112,37 @@ cdef inline uint32_t _pack(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     return k
 
 
-cdef inline const CharSlot* cu_find(const CharUnits* cu, uint32_t key) noexcept nogil:
+cdef inline Py_ssize_t cu_find(const CharUnits* cu, uint32_t key) noexcept nogil:
+    # the slot of a character, or -1
     cdef Py_ssize_t mask = (<Py_ssize_t>1 << cu.bits) - 1
     cdef Py_ssize_t i = <Py_ssize_t>((key * 0x9E3779B1U) >> (32 - cu.bits))
     while True:
         if cu.slots[i].key == key:
-            return &cu.slots[i]
+            return i
         if cu.slots[i].key == 0:
-            return NULL
+            return -1
         i = (i + 1) & mask
 
 
-cdef inline bint _cu_blocked(const CharUnits* cu, const CharSlot* s, const uint8_t* p,
+cdef inline bint _cu_blocked(const CharUnits* cu, Py_ssize_t slot, const uint8_t* p,
                              Py_ssize_t n, Py_ssize_t i, Py_ssize_t L) noexcept nogil:
-    # whether a context string of s matches around p[i:i+L] inside the piece p[:n]
-    cdef const uint8_t* q = cu.pool + s.context
+    # whether a context of the character in `slot` matches around p[i:i+L] in the piece p[:n]
+    cdef uint32_t v = cu.slots[slot].value
+    cdef const CharContexts* c
+    cdef const uint8_t* q
     cdef Py_ssize_t k, m
-    for k in range(s.n_left):
+    if (v & CU_AFTER_SPACE) and i > 0 and p[i - 1] == 0x20:
+        return True
+    if not (v & CU_CONTEXTS):
+        return False
+    c = &cu.contexts[slot]
+    q = cu.pool + c.offset
+    for k in range(c.n_left):
         m = q[0]
         if m <= i and p[i - 1] == q[m] and memcmp(p + i - m, q + 1, m) == 0:
             return True
         q += 1 + m
-    for k in range(s.n_right):
+    for k in range(c.n_right):
         m = q[0]
         if i + L + m <= n and p[i + L] == q[1] and memcmp(p + i + L, q + 1, m) == 0:
             return True
@@ -133,8 +155,7 @@ cdef Py_ssize_t cu_units(CharUnits* cu, const TokenTable* t, const tok_t* byte_r
     """The units the merge loop starts from for piece ``p[:n]``: unit i is ``p[off[i]:off[i+1]]``
     with id ``tok[i]`` (a byte, or a whole character where that gives the same ids).  Returns
     the number of units m and sets ``off[m] = n``; ``off`` and ``tok`` have room for n + 1."""
-    cdef Py_ssize_t i = 0, m = 0, L, j
-    cdef const CharSlot* s
+    cdef Py_ssize_t i = 0, m = 0, L, j, s
     while i < n and p[i] < 0x80:
         off[i] = <int32_t>i
         tok[i] = byte_rank[p[i]]
@@ -145,9 +166,9 @@ cdef Py_ssize_t cu_units(CharUnits* cu, const TokenTable* t, const tok_t* byte_r
             L = _utf8_length(p[i])
             if L > 1 and i + L <= n:
                 s = cu_find(cu, _pack(p + i, L))
-                if s != NULL and (s.n_left + s.n_right == 0 or not _cu_blocked(cu, s, p, n, i, L)):
+                if s >= 0 and not _cu_blocked(cu, s, p, n, i, L):
                     off[m] = <int32_t>i
-                    tok[m] = s.token
+                    tok[m] = <tok_t>(cu.slots[s].value & ((1 << CU_TOKEN_BITS) - 1))
                     m += 1
                     i += L
                     continue
@@ -339,7 +360,13 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
             ok = ok and right[i] <= CU_MAX_CONTEXT
         if not ok:
             continue
-        chars.append((key, token, len(pool), len(left) // 2, len(right) // 2))
+        # " " alone before it is kept as a flag in the slot, not as a string
+        after_space = False
+        for i in range(len(left) - 2, -1, -2):
+            if left[i] == 1 and t.blob[t.off[<Py_ssize_t>left[i + 1]]] == 0x20:
+                after_space = True
+                del left[i:i + 2]
+        chars.append((key, token, after_space, len(pool), len(left) // 2, len(right) // 2))
         for i in range(0, len(left), 2):
             # X of a token X + prefix: the token's first ctx bytes
             ctx = left[i]
@@ -356,26 +383,32 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
     cdef int bits = 4
     while (1 << bits) < 2 * len(chars) + 2:
         bits += 1
+    if t.n_ids > (1 << CU_TOKEN_BITS):
+        chars = []                           # ids too large for the slots: no units
     cdef CharSlot* slots = <CharSlot*>calloc(<size_t>1 << bits, sizeof(CharSlot))
+    cdef CharContexts* contexts = <CharContexts*>calloc(<size_t>1 << bits, sizeof(CharContexts))
     cdef uint8_t* pool_c = <uint8_t*>malloc(len(pool) + 1)
-    if slots == NULL or pool_c == NULL:
+    if slots == NULL or contexts == NULL or pool_c == NULL:
         free(slots)
+        free(contexts)
         free(pool_c)
         raise MemoryError()
     if len(pool):
         memcpy(pool_c, <char*>pool, len(pool))
     cdef Py_ssize_t mask = (<Py_ssize_t>1 << bits) - 1
-    for key, token, tid, i, j in chars:
+    cdef bint space
+    for key, token, space, tid, i, j in chars:
         n = <Py_ssize_t>((key * 0x9E3779B1U) >> (32 - bits)) & mask
         while slots[n].key != 0:
             n = (n + 1) & mask
         slots[n].key = key
-        slots[n].token = token
-        slots[n].context = <uint32_t>tid
-        slots[n].n_left = <uint8_t>i
-        slots[n].n_right = <uint8_t>j
+        slots[n].value = <uint32_t>token | (CU_AFTER_SPACE if space else 0) | (CU_CONTEXTS if i + j else 0)
+        contexts[n].offset = <uint32_t>tid
+        contexts[n].n_left = <uint16_t>i
+        contexts[n].n_right = <uint16_t>j
     cu_free(cu)
     cu.slots = slots
+    cu.contexts = contexts
     cu.bits = bits
     cu.pool = pool_c
     return 0
