@@ -50,7 +50,8 @@ cdef enum:
     CU_UNBUILT = 0
     CU_READY = 1
     CU_UNAVAILABLE = 2
-    CU_MAX_CONTEXT = 255     # longer context strings are not stored: the character stays bytes
+    CU_MAX_CONTEXT = 255     # a longer context string, or more of them on one side, and the
+                             # character stays bytes (the pool stores lengths in one byte)
 
 
 ctypedef struct CharSlot:
@@ -153,7 +154,8 @@ cdef inline bint _cu_blocked(const CharUnits* cu, Py_ssize_t slot, const uint8_t
 cdef Py_ssize_t cu_units(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank,
                          const uint8_t* p, Py_ssize_t n, int32_t* off, tok_t* tok) noexcept nogil:
     """The units the merge loop starts from for piece ``p[:n]``: unit i is ``p[off[i]:off[i+1]]``
-    with id ``tok[i]`` (a byte, or a whole character where that gives the same ids).  Returns
+    with id ``tok[i]`` (a byte, or a whole character where that gives the same ids; only
+    bytes when ``cu`` is NULL or units are off).  Returns
     the number of units m and sets ``off[m] = n``; ``off`` and ``tok`` have room for n + 1."""
     cdef Py_ssize_t i = 0, m = 0, L, j, s
     while i < n and p[i] < 0x80:
@@ -161,7 +163,7 @@ cdef Py_ssize_t cu_units(CharUnits* cu, const TokenTable* t, const tok_t* byte_r
         tok[i] = byte_rank[p[i]]
         i += 1
     m = i
-    if i < n and cu_usable(cu, t, byte_rank):
+    if i < n and cu != NULL and cu_usable(cu, t, byte_rank):
         while i < n:
             L = _utf8_length(p[i])
             if L > 1 and i + L <= n:
@@ -245,19 +247,19 @@ cdef tok_t _cu_tau(const TokenTable* t, const tok_t* byte_rank, const uint8_t* p
 
 
 cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) except -1:
-    # First the characters that are tokens on their own, with tau (condition 1).  Then one
+    # First single[c] = (id, tau(c)) for the characters that pass condition 1.  Then one
     # pass over the tokens (in rank order, so the lists below come out sorted) finds
     #   held[c]     (offset of c, id) of longer tokens holding all of c, ranked <= tau(c)
     #               (condition 2: they break c where they match the text around it),
     #   ends[p]     ids of tokens ending in a proper character prefix p, after other bytes,
     #   starts[s]   ids of tokens starting with a proper character suffix s, before other bytes;
     # then each character gets its context strings for (2) and (3).
-    cdef dict taus = {}, single = {}, held = {}, ends = {}, starts = {}
+    cdef dict single = {}, held = {}, ends = {}, starts = {}
     cdef Py_ssize_t tid, n, i, j, lead, L, c_start
     cdef const uint8_t* b
     cdef uint32_t key
     cdef tok_t tau
-    cdef object tau_c
+    cdef object entry
     for tid in range(t.n_ids):
         n = t.length[tid]
         if 2 <= n <= 4:
@@ -270,8 +272,7 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
                     tau = _cu_tau(t, byte_rank, b, n, <tok_t>tid)
                     if tau >= 0:
                         key = _pack(b, n)
-                        single[key] = tid
-                        taus[key] = tau
+                        single[key] = (tid, tau)
     for tid in range(t.n_ids):
         n = t.length[tid]
         if n < 2:
@@ -300,8 +301,8 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
                 break
             if 1 < L < n:
                 key = _pack(b + i, L)
-                tau_c = taus.get(key)
-                if tau_c is not None and tid <= tau_c:
+                entry = single.get(key)
+                if entry is not None and tid <= entry[1]:
                     held.setdefault(key, []).append((i, tid))
             i += L
         if i < n and c_start < 0:
@@ -323,15 +324,12 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
     cdef list left, right
     cdef object other, at
     cdef const uint8_t* c
-    cdef bint ok
     cdef Py_ssize_t ctx, src
-    for key, token in single.items():
+    for key, (token, tau) in single.items():
         n = t.length[token]
         c = t.blob + t.off[token]
-        tau = taus[key]
         left = []
         right = []
-        ok = True
         for at, other in held.get(key, ()):
             # a token X + c + Y: X (its first `at` bytes) before c, or else Y after it (a
             # superset of the places where the whole token matches)
@@ -352,13 +350,8 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
                     break
                 right.append(t.length[other] - (n - j))
                 right.append(other)
-        if len(left) > 2 * 255 or len(right) > 2 * 255:
-            continue
-        for i in range(0, len(left), 2):
-            ok = ok and left[i] <= CU_MAX_CONTEXT
-        for i in range(0, len(right), 2):
-            ok = ok and right[i] <= CU_MAX_CONTEXT
-        if not ok:
+        if (len(left) > 2 * CU_MAX_CONTEXT or len(right) > 2 * CU_MAX_CONTEXT
+                or max(left[::2] + right[::2], default=0) > CU_MAX_CONTEXT):
             continue
         # " " alone before it is kept as a flag in the slot, not as a string
         after_space = False
@@ -368,13 +361,13 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
                 del left[i:i + 2]
         chars.append((key, token, after_space, len(pool), len(left) // 2, len(right) // 2))
         for i in range(0, len(left), 2):
-            # X of a token X + prefix: the token's first ctx bytes
+            # X of a token X + (part of) c: the token's first ctx bytes
             ctx = left[i]
             src = left[i + 1]
             pool.append(ctx)
             pool += PyBytes_FromStringAndSize(<char*>t.blob + t.off[src], ctx)
         for i in range(0, len(right), 2):
-            # Y of a token suffix + Y: the token's last ctx bytes
+            # Y of a token (part of) c + Y: the token's last ctx bytes
             ctx = right[i]
             src = right[i + 1]
             pool.append(ctx)

@@ -523,7 +523,6 @@ cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* pair2, const uint8_t
     cdef int32_t* nxt = nxt_s
     cdef int32_t* prv = prv_s
     cdef Candidate* heap = heap_s
-    cdef tok_t* tok = out
     cdef bint on_heap = n > STACK_MAX
     cdef Py_ssize_t size = 0, k = 0
     cdef int32_t i, h, e2
@@ -542,7 +541,7 @@ cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* pair2, const uint8_t
         nxt[i] = i + 1
         prv[i] = i - 1
     for i in range(n - 1):
-        r = _first_rank(t, pair2, p, off, tok, i, limit, loc)
+        r = _first_rank(t, pair2, p, off, out, i, limit, loc)
         if r != NO_RANK:
             _cand_push(heap, &size, r, i, i + 1, i + 2)
     while size > 0:
@@ -554,20 +553,20 @@ cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* pair2, const uint8_t
         nxt[c.right] = -1
         if c.end < n:
             prv[c.end] = i
-        tok[i] = c.rank
+        out[i] = c.rank
         h = prv[i]
         if h >= 0:
-            r = _merged_rank(t, p, off[h], off[c.end], tok[h], tok[i], limit, loc)
+            r = _merged_rank(t, p, off[h], off[c.end], out[h], out[i], limit, loc)
             if r != NO_RANK:
                 _cand_push(heap, &size, r, h, i, c.end)
         if c.end < n:
             e2 = nxt[c.end]
-            r = _merged_rank(t, p, off[i], off[e2], tok[i], tok[c.end], limit, loc)
+            r = _merged_rank(t, p, off[i], off[e2], out[i], out[c.end], limit, loc)
             if r != NO_RANK:
                 _cand_push(heap, &size, r, i, c.end, e2)
     i = 0
     while i < n:
-        out[k] = tok[i]
+        out[k] = out[i]
         k += 1
         i = nxt[i]
     if on_heap:
@@ -611,19 +610,12 @@ cdef Py_ssize_t _merge_loop(const TokenTable* t, const tok_t* byte_rank, const t
     # bytes only), then the linear scan for few units, the heap for more (-1: out of memory)
     cdef int32_t off_s[STACK_MAX + 1]
     cdef int32_t* off = off_s
-    cdef Py_ssize_t m, k, i
+    cdef Py_ssize_t m, k
     if n > STACK_MAX:
         off = <int32_t*>malloc((n + 1) * sizeof(int32_t))
         if off == NULL:
             return -1
-    if cu != NULL:
-        m = cu_units(cu, t, byte_rank, p, n, off, out)
-    else:
-        for i in range(n):
-            off[i] = <int32_t>i
-            out[i] = byte_rank[p[i]]
-        off[n] = <int32_t>n
-        m = n
+    m = cu_units(cu, t, byte_rank, p, n, off, out)
     if m <= LINEAR_MAX:
         k = _bpe_short(t, pair2, p, m, off, limit, loc, out)
     else:
@@ -724,6 +716,12 @@ cdef extern from *:
     """
     void bpe_prefetch(const void* p) noexcept nogil
 
+cdef inline void _prefetch_lookup(const TokenTable* t, uint64_t h) noexcept nogil:
+    # start fetching what looking up a string of hash h will read: its filter word and slot
+    bpe_prefetch(&t.filter[h >> 48])
+    bpe_prefetch(&t.slots[h & <uint64_t>(t.n_slots - 1)])
+
+
 cdef enum:
     # count_text finds this many pieces (and prefetches their table slots) before it counts
     # any; _encode_utf8 does the same one piece ahead, in its own loop, so that the scanner
@@ -737,17 +735,15 @@ cdef inline Py_ssize_t _scan_ahead(const TokenTable* t, int pid, const uint8_t* 
     # hashes[c].  Their token-table slots are prefetched here, so that the lookups of a
     # batch wait for memory together instead of one after another.  Returns the number of
     # pieces, or -2 for a piece of 2 GiB or more.
-    cdef Py_ssize_t c = 0, j, mask = t.n_slots - 1
-    cdef uint64_t h
+    cdef Py_ssize_t c = 0, j
     bounds[0] = i
     while c < SCAN_AHEAD and i < n:
         j = scan_piece(pid, p, n, i)
         if j - i >= 0x7FFFFFFF:
             return -2
         if j - i > 1:
-            h = hash_bytes(p + i, j - i)
-            bpe_prefetch(&t.slots[h & <uint64_t>mask])
-            hashes[c] = h
+            hashes[c] = hash_bytes(p + i, j - i)
+            _prefetch_lookup(t, hashes[c])
         c += 1
         bounds[c] = j
         i = j
@@ -838,7 +834,7 @@ cdef class Encoder:
 
         Each piece is found (and its token-table slot prefetched) one step before it is
         encoded, so that its lookup usually finds the slot in cache."""
-        cdef Py_ssize_t i = 0, j = 0, j2, k = 0, m, mask = self.table.n_slots - 1
+        cdef Py_ssize_t i = 0, j = 0, j2, k = 0, m
         cdef uint64_t h = 0, h2 = 0
         cdef Local loc = _local(self.gen)
         while True:
@@ -850,8 +846,7 @@ cdef class Encoder:
                     return -2
                 if j2 - j > 1:
                     h2 = hash_bytes(p + j, j2 - j)
-                    bpe_prefetch(&self.table.filter[h2 >> 48])
-                    bpe_prefetch(&self.table.slots[h2 & <uint64_t>mask])
+                    _prefetch_lookup(&self.table, h2)
             if i < j:
                 m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &self.cu, &loc,
                                      p + i, j - i, h, out + k)

@@ -210,13 +210,18 @@ ENCODINGS = ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"]
 
 
 @contextlib.contextmanager
-def _backtracking_everywhere(tok):
-    """Every piece that is not a token goes through the backtracking encoder."""
-    old = tok._core._set_backtrack_min_bytes(0)
+def _core_setting(setter, value):
+    """Set one of the compiled encoder's test hooks (they return the old value) for a block."""
+    old = setter(value)
     try:
         yield
     finally:
-        tok._core._set_backtrack_min_bytes(old)
+        setter(old)
+
+
+def _backtracking_everywhere(tok):
+    """Every piece that is not a token goes through the backtracking encoder."""
+    return _core_setting(tok._core._set_backtrack_min_bytes, 0)
 
 
 @pytest.mark.parametrize("name", ENCODINGS)
@@ -336,14 +341,9 @@ def test_forgetting_cached_pieces_changes_no_ids(cython_backend):
 
 # ---------------------------------------------------------------- whole-character units
 
-@contextlib.contextmanager
 def _bytes_only(tok):
     """The merge loop starts every character from its bytes (no whole-character units)."""
-    old = tok._core._set_char_units(False)
-    try:
-        yield
-    finally:
-        tok._core._set_char_units(old)
+    return _core_setting(tok._core._set_char_units, False)
 
 
 @pytest.mark.parametrize("name", ENCODINGS)
