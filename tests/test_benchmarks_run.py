@@ -4,6 +4,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 
@@ -17,3 +19,21 @@ def test_benchmark_suite_runs():
     assert "| cl100k_base |" in out.stdout and "bpe count" in out.stdout
     assert "(needs ../shared/data/corpora)" in out.stdout          # scripts: no corpora here
     assert "machine: sha256 2 threads / 1 thread" in out.stdout
+
+
+def test_ab_runs_on_two_builds(tmp_path):
+    """``python -m benchmarks.ab`` compares two build folders (here: the same one twice)."""
+    import bpe
+
+    if bpe.backend != "cython":
+        pytest.skip("benchmarks.ab times compiled builds (it forgets their caches between rounds)")
+    build = os.path.dirname(os.path.dirname(os.path.abspath(bpe.__file__)))
+    corpora = tmp_path / "corpora"
+    corpora.mkdir()
+    (corpora / "sample.txt").write_text(open(bpe.sample_path(), encoding="utf-8").read(), encoding="utf-8")
+    env = dict(os.environ, BPE_SHARED_DATA=str(tmp_path))
+    out = subprocess.run([sys.executable, "-m", "benchmarks.ab", build, build, "--files", "sample.txt",
+                          "--rounds", "1", "--encoding", "cl100k_base"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "B/A" in out.stdout
