@@ -77,6 +77,48 @@ cdef inline Py_ssize_t _run(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, int ma
     return i
 
 
+cdef extern from *:
+    """
+    #include <string.h>
+    #include <stdint.h>
+    /* End of the run of ASCII letters that starts at byte i of s[:n]: lower-case ones (a-z)
+       with fold 0, both cases with fold 0x20 (b | 0x20 is in a-z exactly for letters).
+       Where the machine is little-endian and has a count-trailing-zeros instruction, eight
+       bytes are classified at once: per byte of x = (b | fold) & 0x7f, bit 7 of x + 0x1f is
+       set from 'a' up and bit 7 of x + 0x05 from '{' up (no carries cross bytes), and bytes
+       >= 0x80 are masked off; the first byte without the bit ends the run.  It never reads
+       past n. */
+    static inline Py_ssize_t bpe_ascii_run(const unsigned char* s, Py_ssize_t n, Py_ssize_t i,
+                                           unsigned char fold) {
+    #if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        const uint64_t high = 0x8080808080808080ULL, low7 = 0x7f7f7f7f7f7f7f7fULL;
+        const uint64_t folds = 0x0101010101010101ULL * fold;
+        while (i + 8 <= n) {
+            uint64_t w, x, m;
+            memcpy(&w, s + i, 8);
+            x = (w | folds) & low7;
+            m = (x + 0x1f1f1f1f1f1f1f1fULL) & ~(x + 0x0505050505050505ULL) & ~w & high;
+            if (m != high)
+                return i + (__builtin_ctzll(~m & high) >> 3);
+            i += 8;
+        }
+    #endif
+        while (i < n && (s[i] | fold) >= 'a' && (s[i] | fold) <= 'z')
+            i++;
+        return i;
+    }
+    """
+    Py_ssize_t bpe_ascii_run(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, uint8_t fold) noexcept nogil
+
+
+cdef inline Py_ssize_t _letters(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+    """End of the run of letters (\\p{L}) starting at i: ASCII ones eight bytes at a time."""
+    i = bpe_ascii_run(s, n, i, 0x20)
+    if i < n and s[i] >= 0x80:
+        return _run(s, n, i, M_L)
+    return i
+
+
 cdef inline bint _is_crlf(uint8_t b) noexcept nogil:
     return b == 13 or b == 10
 
@@ -175,7 +217,7 @@ cdef inline Py_ssize_t _scan_gpt2(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) 
         j = i + 1
     c = _cls_at(s, j, &w)
     if c & M_L:
-        return _run(s, n, j, M_L)
+        return _letters(s, n, j)
     if c & C_N:
         return _run(s, n, j, C_N)
     if c & M_PUNCT:
@@ -205,11 +247,11 @@ cdef inline Py_ssize_t _scan_cl100k_like(const uint8_t* s, Py_ssize_t n, Py_ssiz
     c = _cls_at(s, i, &w)
     # [^\r\n\p{L}\p{N}]?\p{L}+
     if c & M_L:
-        return _run(s, n, i + w, M_L)
+        return _letters(s, n, i + w)
     if (c & M_PREFIX) and not _is_crlf(s[i]) and i + w < n:
         c1 = _cls_at(s, i + w, &w1)
         if c1 & M_L:
-            return _run(s, n, i + w + w1, M_L)
+            return _letters(s, n, i + w + w1)
     if c & C_N:
         return _digits(s, n, i + w)
     e = _punctuation(s, n, i, c, False)
@@ -263,14 +305,16 @@ cdef inline Py_ssize_t _o200k_ascii_word(const uint8_t* s, Py_ssize_t n, Py_ssiz
     while e < n and s[e] < 0x80 and (_ascii_class(s[e]) & C_LU):
         e += 1
     u = e
-    while e < n and s[e] < 0x80 and (_ascii_class(s[e]) & C_LL):
-        e += 1
+    e = bpe_ascii_run(s, n, e, 0)     # ASCII \p{Ll} is exactly a-z
     if e < n and s[e] >= 0x80:
         return -1      # a non-ASCII letter or mark might extend the match
     # lower-case letters after the upper-case run: U*W+ takes both; none: U+W* takes the
     # upper-case run (e == u); either may end in a contraction
-    f = _contraction(s, n, e, True)
-    return f if f >= 0 else e
+    if e < n and s[e] == 39:
+        f = _contraction(s, n, e, True)
+        if f >= 0:
+            return f
+    return e
 
 
 cdef inline Py_ssize_t _scan_o200k(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
