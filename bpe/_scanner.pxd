@@ -217,7 +217,7 @@ cdef inline Py_ssize_t _scan_gpt2(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) 
         j = i + 1
     c = _cls_at(s, j, &w)
     if c & M_L:
-        return _letters(s, n, j)
+        return _letters(s, n, j + w)
     if c & C_N:
         return _run(s, n, j, C_N)
     if c & M_PUNCT:
@@ -306,8 +306,9 @@ cdef inline Py_ssize_t _o200k_ascii_word(const uint8_t* s, Py_ssize_t n, Py_ssiz
         e += 1
     u = e
     e = bpe_ascii_run(s, n, e, 0)     # ASCII \p{Ll} is exactly a-z
-    if e < n and s[e] >= 0x80:
-        return -1      # a non-ASCII letter or mark might extend the match
+    if (e < n and s[e] >= 0x80) or e == j:
+        return -1      # a non-ASCII letter or mark might extend the match (or, e == j,
+                       # no letter was taken: the general scanner decides)
     # lower-case letters after the upper-case run: U*W+ takes both; none: U+W* takes the
     # upper-case run (e == u); either may end in a contraction
     if e < n and s[e] == 39:

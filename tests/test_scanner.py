@@ -70,3 +70,23 @@ def test_pieces_cover_the_text_with_unassigned_code_points():
         for label, split in _splitters():
             pieces = split(text, name)
             assert "".join(pieces) == text and all(pieces), (label, name)
+
+
+def test_ascii_letter_runs_of_every_length_and_end_byte():
+    # The compiled scanner classifies runs of ASCII letters eight bytes at a time: runs of
+    # 1..20 letters (both cases, to cross the word boundaries at 8 and 16), ended by every
+    # byte value's character and by the end of the text, must still split like the regex.
+    enders = [chr(b) for b in range(128)] + ["é", "\u0301", "日", "ʰ", ""]
+    for length in range(1, 21):
+        for word in ("abcdefghijklmnopqrstuvwxyz"[:length], "QRSTUVWXYZABCDEFGHIJKLMNOP"[:length],
+                     ("aZ" * 11)[:length], ("Mixed" * 5)[:length]):
+            text = "".join(f" {word}{end}x{word}" for end in enders) + " " + word
+            for name in NAMES:
+                expected = _regex_split(text, name)
+                for label, split in _splitters():
+                    got = split(text, name)
+                    if got != expected:  # report the first difference, not two long lists
+                        at = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b),
+                                  min(len(got), len(expected)))
+                        pytest.fail(f"{label} {name}: piece {at} is {got[at:at + 2]!r}, "
+                                    f"the regex gives {expected[at:at + 2]!r}")
