@@ -293,7 +293,7 @@ cdef inline Py_ssize_t _o200k_ascii_word(const uint8_t* s, Py_ssize_t n, Py_ssiz
     on an ASCII byte or the end of the text.  -1 when that shape does not apply (the general
     scanner then decides)."""
     cdef uint8_t b = s[i]
-    cdef Py_ssize_t j = i, e, u, f
+    cdef Py_ssize_t j = i, e, f
     if not (_ascii_class(b) & M_L):
         if not (_ascii_class(b) & M_PREFIX) or _is_crlf(b) or i + 1 >= n:
             return -1
@@ -304,13 +304,12 @@ cdef inline Py_ssize_t _o200k_ascii_word(const uint8_t* s, Py_ssize_t n, Py_ssiz
     e = j
     while e < n and s[e] < 0x80 and (_ascii_class(s[e]) & C_LU):
         e += 1
-    u = e
     e = bpe_ascii_run(s, n, e, 0)     # ASCII \p{Ll} is exactly a-z
     if (e < n and s[e] >= 0x80) or e == j:
         return -1      # a non-ASCII letter or mark might extend the match (or, e == j,
                        # no letter was taken: the general scanner decides)
     # lower-case letters after the upper-case run: U*W+ takes both; none: U+W* takes the
-    # upper-case run (e == u); either may end in a contraction
+    # upper-case run alone; either may end in a contraction
     if e < n and s[e] == 39:
         f = _contraction(s, n, e, True)
         if f >= 0:

@@ -75,7 +75,8 @@ def test_pieces_cover_the_text_with_unassigned_code_points():
 def test_ascii_letter_runs_of_every_length_and_end_byte():
     # The compiled scanner classifies runs of ASCII letters eight bytes at a time: runs of
     # 1..20 letters (both cases, to cross the word boundaries at 8 and 16), ended by every
-    # byte value's character and by the end of the text, must still split like the regex.
+    # ASCII character, by some non-ASCII letters and marks and by the end of the text, must
+    # still split like the regex.
     enders = [chr(b) for b in range(128)] + ["é", "\u0301", "日", "ʰ", ""]
     for length in range(1, 21):
         for word in ("abcdefghijklmnopqrstuvwxyz"[:length], "QRSTUVWXYZABCDEFGHIJKLMNOP"[:length],
