@@ -9,8 +9,7 @@ Sections: ``throughput`` (encode_ordinary MB/s per corpus group and encoding, on
 (count() vs len(encode_ordinary())), ``worst`` (pathological inputs: 256 KB and 1 MB of one
 repeated character, spaces, digits, punctuation, an alternation, emoji), ``scripts`` (the
 multilingual corpus's lines grouped by script), ``batch`` (encode_ordinary_batch on 1 and 2
-threads, the same with encode_to_array per document, and sha256 on 1 and 2 threads as the
-machine's own ceiling) and
+threads, and sha256 on 1 and 2 threads as the machine's own ceiling) and
 ``load`` (time and resident memory to load o200k_base, in fresh processes; also with the
 backtracking tables that the first piece over 256 bytes builds) and ``train``
 (training time, peak memory and compression against HF and SentencePiece; benchmarks/training.py)
@@ -368,12 +367,6 @@ def bench_batch(args) -> None:
         enc = bpe.get_encoding(name)
         fns = {f"bpe {n} thread{'s' if n > 1 else ''}": (lambda n=n: enc.encode_ordinary_batch(docs, num_threads=n))
                for n in (1, 2)}
-        # the same work returning array('I') per document (encode_to_array): no int objects,
-        # so nothing of it needs the GIL; shows what the encoding itself scales to
-        runs = [docs[k::2] for k in range(2)]
-        fns["bpe arrays 1 thread"] = lambda: [enc.encode_to_array(d) for d in docs]
-        fns["bpe arrays 2 threads"] = lambda: list(_two_threads().map(
-            lambda run: [enc.encode_to_array(d) for d in run], runs))
         encoders = peers(name)
         if "tiktoken" in encoders:
             tk = encoders["tiktoken"]
@@ -383,20 +376,12 @@ def bench_batch(args) -> None:
         speed = {k: n_bytes / v / 1e6 for k, v in med.items() if not k.startswith("sha256")}
         ceiling = med["sha256 1 thread"] / med["sha256 2 threads"]
         rows.append([name] + [f"{speed[k]:.1f}" for k in speed]
-                    + [f"{speed['bpe 2 threads'] / speed['bpe 1 thread']:.2f}x",
-                       f"{speed['bpe arrays 2 threads'] / speed['bpe arrays 1 thread']:.2f}x", f"{ceiling:.2f}x"])
+                    + [f"{speed['bpe 2 threads'] / speed['bpe 1 thread']:.2f}x", f"{ceiling:.2f}x"])
     print()
     print(table(["encoding"] + [k for k in fns if not k.startswith("sha256")]
-                + ["bpe 2 threads / 1 thread", "arrays: 2 / 1", "machine: sha256 2 threads / 1 thread"], rows))
+                + ["bpe 2 threads / 1 thread", "machine: sha256 2 threads / 1 thread"], rows))
     print("\n(the last column is what two threads give on this machine for work that shares nothing and\n"
           " never waits for the GIL: hashlib's sha256 over two 32 MB buffers, timed in the same rounds)")
-
-
-@functools.lru_cache(maxsize=None)
-def _two_threads():
-    from concurrent.futures import ThreadPoolExecutor
-
-    return ThreadPoolExecutor(max_workers=2)
 
 
 def machine_ceiling() -> dict[str, Callable[[], object]]:

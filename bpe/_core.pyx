@@ -882,40 +882,12 @@ cdef class Encoder:
         finally:
             free(out)
 
-    def encode_texts(self, list texts, str pattern):
-        """``[encode_text(t, pattern) for t in texts]`` with one GIL release for all of them."""
+    def batch(self, list texts, str pattern):
+        """A ``Batch`` that encodes each of ``texts`` like ``encode_text(t, pattern)``; call its
+        ``run()`` from one or more threads, then ``results()``.  Raises ``UnicodeEncodeError``
+        here if a text holds a lone surrogate."""
         self._check_ready()
-        cdef int pid = PATTERN_IDS[pattern] if pattern is not None else PAT_NONE
-        cdef Py_ssize_t n_texts = len(texts), t, k = 0, m = 0, total = 0, size
-        cdef const char** ptrs = <const char**>malloc((n_texts + 1) * sizeof(char*))
-        cdef Py_ssize_t* lens = <Py_ssize_t*>malloc((n_texts + 1) * sizeof(Py_ssize_t))
-        cdef Py_ssize_t* ends = <Py_ssize_t*>malloc((n_texts + 1) * sizeof(Py_ssize_t))
-        cdef tok_t* out = NULL
-        try:
-            if ptrs == NULL or lens == NULL or ends == NULL:
-                raise MemoryError()
-            for t in range(n_texts):
-                ptrs[t] = PyUnicode_AsUTF8AndSize(<str?>texts[t], &size)
-                lens[t] = size
-                total += size
-            out = <tok_t*>malloc((total + 1) * sizeof(tok_t))
-            if out == NULL:
-                raise MemoryError()
-            with nogil:
-                for t in range(n_texts):
-                    m = self._encode_utf8(pid, <const uint8_t*>ptrs[t], lens[t], out + k)
-                    if m < 0:
-                        break
-                    k += m
-                    ends[t] = k
-            _check_status(m)
-            return [_id_list(self.id_objs, out + (ends[t - 1] if t else 0), ends[t] - (ends[t - 1] if t else 0))
-                    for t in range(n_texts)]
-        finally:
-            free(ptrs)
-            free(lens)
-            free(ends)
-            free(out)
+        return Batch(self, texts, PATTERN_IDS[pattern] if pattern is not None else PAT_NONE)
 
     def count_text(self, str text, str pattern, Py_ssize_t limit=-1):
         """How many tokens ``encode_text`` would give, without building them; with
@@ -1111,3 +1083,126 @@ cdef class Encoder:
         cdef Py_ssize_t n = self._length_of(token)
         cdef Py_ssize_t i = token
         return PyBytes_FromStringAndSize(<char*>self.table.blob + self.table.off[i], n)
+
+
+# --------------------------------------------------------------------------------------------
+# Batch encoding on several threads
+# --------------------------------------------------------------------------------------------
+
+cdef extern from *:
+    """
+    /* Claim the next text of a batch: an atomic fetch-and-add, so that threads share the texts
+       one at a time and all finish within about one text of each other. */
+    #if defined(_MSC_VER)
+    #  include <intrin.h>
+    #  if defined(_WIN64)
+    #    define bpe_claim(p) ((Py_ssize_t)_InterlockedExchangeAdd64((volatile __int64*)(p), 1))
+    #  else
+    #    define bpe_claim(p) ((Py_ssize_t)_InterlockedExchangeAdd((volatile long*)(p), 1))
+    #  endif
+    #else
+    #  define bpe_claim(p) __atomic_fetch_add((p), (Py_ssize_t)1, __ATOMIC_RELAXED)
+    #endif
+    """
+    Py_ssize_t bpe_claim(Py_ssize_t* p) noexcept nogil
+
+
+cdef enum:
+    # a thread turns its encoded texts into lists (which needs the GIL) once it holds this
+    # many ids or BATCH_TEXTS texts: often enough that the other threads keep encoding
+    # meanwhile and the last list is built soon after the last text is encoded
+    BATCH_IDS = 16384
+    BATCH_TEXTS = 16
+
+
+cdef class Batch:
+    """Texts to encode, shared by every thread that calls ``run()``.
+
+    Each ``run()`` claims texts one at a time (an atomic counter) and encodes them without
+    the GIL; every few texts it takes the GIL to turn their ids into lists.  Threads thus
+    divide the texts however their speeds fall and finish together, and one thread's list
+    building overlaps the others' encoding.  ``results()`` gives the lists in text order.
+    It does not split work inside one text."""
+
+    cdef Encoder enc
+    cdef list texts             # kept alive: ptrs point into their cached UTF-8 forms
+    cdef list out
+    cdef const uint8_t** ptrs
+    cdef Py_ssize_t* lens
+    cdef Py_ssize_t n
+    cdef Py_ssize_t next        # the next text to claim (claimed with bpe_claim)
+    cdef Py_ssize_t done        # texts whose list is built (changed with the GIL held)
+    cdef Py_ssize_t status      # a negative status of _encode_utf8 (then everyone stops)
+    cdef int pid
+
+    def __cinit__(self, Encoder enc, list texts, int pid):
+        cdef Py_ssize_t t, size
+        self.enc = enc
+        self.texts = list(texts)
+        self.n = len(self.texts)
+        self.pid = pid
+        self.next = 0
+        self.done = 0
+        self.status = 0
+        self.ptrs = <const uint8_t**>malloc((self.n + 1) * sizeof(uint8_t*))
+        self.lens = <Py_ssize_t*>malloc((self.n + 1) * sizeof(Py_ssize_t))
+        if self.ptrs == NULL or self.lens == NULL:
+            raise MemoryError()
+        for t in range(self.n):
+            self.ptrs[t] = <const uint8_t*>PyUnicode_AsUTF8AndSize(<str?>self.texts[t], &size)
+            self.lens[t] = size
+        self.out = [None] * self.n
+
+    def __dealloc__(self):
+        free(self.ptrs)
+        free(self.lens)
+
+    def run(self):
+        """Encode texts until none is left unclaimed (safe to call from many threads at once)."""
+        cdef Py_ssize_t cap = 0, used, m, t, c, n_held, start
+        cdef tok_t* buf = NULL
+        cdef tok_t* grown
+        cdef Py_ssize_t held[BATCH_TEXTS]      # the texts encoded since the last lists
+        cdef Py_ssize_t ends[BATCH_TEXTS]      # where each one's ids end in buf
+        cdef Encoder enc = self.enc
+        try:
+            while True:
+                n_held = 0
+                used = 0
+                with nogil:
+                    while n_held < BATCH_TEXTS and used < BATCH_IDS and self.status == 0:
+                        t = bpe_claim(&self.next)
+                        if t >= self.n:
+                            break
+                        if used + self.lens[t] + 1 > cap:
+                            cap = 2 * (used + self.lens[t] + 1)
+                            grown = <tok_t*>realloc(buf, cap * sizeof(tok_t))
+                            if grown == NULL:
+                                self.status = -1
+                                break
+                            buf = grown
+                        m = enc._encode_utf8(self.pid, self.ptrs[t], self.lens[t], buf + used)
+                        if m < 0:
+                            self.status = m
+                            break
+                        used += m
+                        held[n_held] = t
+                        ends[n_held] = used
+                        n_held += 1
+                if self.status != 0 or n_held == 0:
+                    break
+                start = 0
+                for c in range(n_held):
+                    self.out[held[c]] = _id_list(enc.id_objs, buf + start, ends[c] - start)
+                    start = ends[c]
+                self.done += n_held
+            _check_status(self.status)
+        finally:
+            free(buf)
+
+    def results(self):
+        """The id list of every text, in order (after the ``run()`` calls have returned)."""
+        _check_status(self.status)
+        if self.done != self.n:
+            raise RuntimeError(f"the batch has {self.n - self.done} texts not yet encoded; call run() first")
+        return self.out

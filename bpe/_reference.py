@@ -13,6 +13,7 @@ job of the pure-Python modules around it (``patterns``, ``special``, ``tokenizer
 from __future__ import annotations
 
 import array
+import threading
 from typing import Iterable, Optional
 
 from . import _reference_scan, byte_unicode
@@ -48,9 +49,12 @@ class Encoder:
         ids = self.encode_pieces(pieces)
         return array.array(_ID_TYPECODE, ids).tobytes() if packed else ids
 
-    def encode_texts(self, texts: list[str], pattern: Optional[str]) -> list[list[int]]:
-        """``[encode_text(t, pattern) for t in texts]``."""
-        return [self.encode_text(t, pattern) for t in texts]
+    def batch(self, texts: list[str], pattern: Optional[str]) -> "Batch":
+        """A :class:`Batch` encoding each text like ``encode_text(t, pattern)``; raises
+        ``UnicodeEncodeError`` here if a text holds a lone surrogate."""
+        for t in texts:
+            t.encode("utf-8")
+        return Batch(self, list(texts), pattern)
 
     def count_text(self, text: str, pattern: Optional[str], limit: int = -1) -> int:
         """Token count of ``encode_text``; -1 as soon as it passes ``limit`` (if >= 0)."""
@@ -119,6 +123,36 @@ class Encoder:
         except KeyError:
             raise KeyError(_unknown_id_message(token)) from None
 
+
+
+class Batch:
+    """Texts shared by every thread that calls :meth:`run` (each claims one text at a time
+    under a lock); :meth:`results` gives the id lists in text order."""
+
+    def __init__(self, encoder: Encoder, texts: list[str], pattern: Optional[str]):
+        self._encoder = encoder
+        self._texts = texts
+        self._pattern = pattern
+        self._out: list[Optional[list[int]]] = [None] * len(texts)
+        self._next = 0
+        self._done = 0
+        self._lock = threading.Lock()
+
+    def run(self) -> None:
+        while True:
+            with self._lock:
+                t = self._next
+                if t >= len(self._texts):
+                    return
+                self._next += 1
+            self._out[t] = self._encoder.encode_text(self._texts[t], self._pattern)
+            with self._lock:
+                self._done += 1
+
+    def results(self) -> list[list[int]]:
+        if self._done != len(self._texts):
+            raise RuntimeError(f"the batch has {len(self._texts) - self._done} texts not yet encoded; call run() first")
+        return self._out  # type: ignore[return-value]
 
 def _check_id(token: object) -> None:
     if not isinstance(token, int):

@@ -461,21 +461,21 @@ class Tokenizer:
             return _map_threads(self._encode_plain, texts, num_threads)
         if self._normalization is not None:
             texts = [unicodedata.normalize(self._normalization, t) for t in texts]
-        # Runs of consecutive texts, about eight per thread, go to whichever thread is free
-        # (so uneven texts even out); each run is encoded by one core call that releases the
-        # GIL for all of its encoding.  Only building the id lists needs the GIL, and with
-        # several runs per thread one thread builds its lists while the other encodes.
-        n = min(num_threads, len(texts)) or 1
-        size = -(-len(texts) // (8 * n)) if n > 1 else len(texts)
-        runs = [texts[k:k + size] for k in range(0, len(texts), size)] if texts else []
-
-        def work(run: list[str]) -> list[list[int]]:
-            try:
-                return self._core.encode_texts(run, self._pattern_name)
-            except UnicodeEncodeError:  # a lone surrogate somewhere: per text, with the fix-up
-                return [self._encode_plain(t) for t in run]
-
-        return [ids for part in _map_threads(work, runs, n) for ids in part]
+        try:
+            batch = self._core.batch(texts, self._pattern_name)
+        except UnicodeEncodeError:  # a lone surrogate somewhere: per text, with the fix-up
+            return _map_threads(self._encode_plain, texts, num_threads)
+        # This thread and up to num_threads - 1 pool threads run the same batch: each claims
+        # texts one at a time and encodes them without the GIL, taking it only to build id
+        # lists, so they finish together and one's list building overlaps another's encoding.
+        helpers = min(num_threads, len(texts)) - 1
+        futures = [_pool(helpers).submit(batch.run) for _ in range(helpers)] if helpers > 0 else []
+        try:
+            batch.run()
+        finally:
+            for f in futures:
+                f.result()
+        return batch.results()
 
     # ---------------------------------------------------------------- decoding
 

@@ -142,7 +142,14 @@ def test_batch_matches_single_calls(backend):
     single = [enc.encode_ordinary(t) for t in texts]
     for threads in (1, 2, 3):
         assert enc.encode_ordinary_batch(texts, num_threads=threads) == single
-    assert enc._core.encode_texts(texts[:-2] + texts[-1:], "cl100k_base") == single[:-2] + single[-1:]
+    batch = enc._core.batch(texts[:-2] + texts[-1:], "cl100k_base")
+    with pytest.raises(RuntimeError, match="not yet encoded"):
+        batch.results()
+    batch.run()
+    batch.run()  # nothing left to claim: a no-op
+    assert batch.results() == single[:-2] + single[-1:]
+    with pytest.raises(UnicodeEncodeError):
+        enc._core.batch(["a\ud800b"], "cl100k_base")
     with pytest.raises(TypeError, match="one str"):
         enc.encode_ordinary_batch("not a list")
     with pytest.raises(TypeError, match=r"texts\[1\]"):
@@ -162,6 +169,22 @@ def test_encode_to_array(backend):
         enc.encode_to_array("<|endoftext|>")
     assert memoryview(enc.encode_to_array("hello world")).tolist() == enc.encode("hello world")
 
+
+
+def test_batch_run_from_many_threads_encodes_each_text_once_in_order(backend):
+    """Threads that call ``run()`` on one batch share its texts; every text is encoded by
+    exactly one of them and the lists come back in text order."""
+    enc = bpe.get_encoding("o200k_base")
+    lines = read_text("mixed.txt").splitlines()
+    texts = [f"{i}: {lines[i % len(lines)]}" for i in range(600)]
+    batch = enc._core.batch(texts, "o200k_base")
+    workers = [threading.Thread(target=batch.run) for _ in range(4)]
+    for w in workers:
+        w.start()
+    batch.run()
+    for w in workers:
+        w.join()
+    assert batch.results() == [enc.encode_ordinary(t) for t in texts]
 
 def test_batch_after_fork(backend):
     """Threads of the parent's pool do not exist in a forked child: batch encoding there must
