@@ -9,7 +9,8 @@ Sections: ``throughput`` (encode_ordinary MB/s per corpus group and encoding, on
 (count() vs len(encode_ordinary())), ``worst`` (pathological inputs: 256 KB and 1 MB of one
 repeated character, spaces, digits, punctuation, an alternation, emoji), ``scripts`` (the
 multilingual corpus's lines grouped by script), ``batch`` (encode_ordinary_batch on 1 and 2
-threads, and sha256 on 1 and 2 threads as the machine's own ceiling) and
+threads, encode_batch with special tokens allowed on 1 and 2 threads, and sha256 on 1 and 2
+threads as the machine's own ceiling) and
 ``load`` (time and resident memory to load o200k_base, in fresh processes; also with the
 backtracking tables that the first piece over 256 bytes builds) and ``train``
 (training time, peak memory and compression against HF and SentencePiece; benchmarks/training.py)
@@ -357,7 +358,7 @@ def bench_worst(args) -> None:
 
 
 def bench_batch(args) -> None:
-    print("\n## Batch: encode_ordinary_batch on a list of ~8 KB documents (MB/s, median)")
+    print("\n## Batch: encode_ordinary_batch and encode_batch on a list of ~8 KB documents (MB/s, median)")
     import bpe
 
     docs = documents(GROUPS["prose"] + GROUPS["code"], args.bytes_per_file)
@@ -367,6 +368,11 @@ def bench_batch(args) -> None:
         enc = bpe.get_encoding(name)
         fns = {f"bpe {n} thread{'s' if n > 1 else ''}": (lambda n=n: enc.encode_ordinary_batch(docs, num_threads=n))
                for n in (1, 2)}
+        # encode_batch with special tokens allowed, each document ending in <|endoftext|>
+        ended = [d + "<|endoftext|>" for d in docs]
+        for n in (1, 2):
+            fns[f"bpe specials {n} thread{'s' if n > 1 else ''}"] = (
+                lambda n=n: enc.encode_batch(ended, num_threads=n, allowed_special="all"))
         encoders = peers(name)
         if "tiktoken" in encoders:
             tk = encoders["tiktoken"]
@@ -376,12 +382,14 @@ def bench_batch(args) -> None:
         speed = {k: n_bytes / v / 1e6 for k, v in med.items() if not k.startswith("sha256")}
         ceiling = med["sha256 1 thread"] / med["sha256 2 threads"]
         rows.append([name] + [f"{speed[k]:.1f}" for k in speed]
-                    + [f"{speed['bpe 2 threads'] / speed['bpe 1 thread']:.2f}x", f"{ceiling:.2f}x"])
+                    + [f"{speed['bpe 2 threads'] / speed['bpe 1 thread']:.2f}x",
+                       f"{speed['bpe specials 2 threads'] / speed['bpe specials 1 thread']:.2f}x", f"{ceiling:.2f}x"])
     print()
     print(table(["encoding"] + [k for k in fns if not k.startswith("sha256")]
-                + ["bpe 2 threads / 1 thread", "machine: sha256 2 threads / 1 thread"], rows))
-    print("\n(the last column is what two threads give on this machine for work that shares nothing and\n"
-          " never waits for the GIL: hashlib's sha256 over two 32 MB buffers, timed in the same rounds)")
+                + ["bpe 2 threads / 1 thread", "specials: 2 / 1", "machine: sha256 2 threads / 1 thread"], rows))
+    print("\n(\"specials\": encode_batch(allowed_special='all') on the same documents, each ending in\n"
+          " <|endoftext|>; the last column is what two threads give on this machine for work that shares\n"
+          " nothing and never waits for the GIL: hashlib's sha256 over two 32 MB buffers, timed in the same rounds)")
 
 
 def machine_ceiling() -> dict[str, Callable[[], object]]:

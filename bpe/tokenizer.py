@@ -448,8 +448,27 @@ class Tokenizer:
             special.check_disallowed(text, disallowed)
         if not allowed:
             return self._encode_plain_batch(texts, num_threads)
-        return _map_threads(
-            lambda text: self.encode(text, allowed_special=allowed, disallowed_special=()), texts, num_threads)
+        _check_threads(num_threads)
+        if num_threads == 1 or len(texts) < 2:
+            return [self.encode(text, allowed_special=allowed, disallowed_special=()) for text in texts]
+        # the plain-text segments of all texts go through one batch (threads, no GIL); the
+        # allowed special tokens between them are put back in place
+        cuts = [special.split(text, allowed) for text in texts]
+        plain = iter(self._encode_plain_batch([s for cut in cuts for s, is_special in cut if not is_special],
+                                              num_threads))
+        out: list[list[int]] = []
+        for cut in cuts:
+            if len(cut) == 1 and not cut[0][1]:
+                out.append(next(plain))
+                continue
+            ids: list[int] = []
+            for segment, is_special in cut:
+                if is_special:
+                    ids.append(self._special_tokens[segment])
+                else:
+                    ids.extend(next(plain))
+            out.append(ids)
+        return out
 
     def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
         """:meth:`encode_ordinary` over many texts on up to ``num_threads`` threads (order kept)."""
