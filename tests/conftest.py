@@ -26,3 +26,10 @@ def enc_factory(backend):
 def read_text(name):
     with open(os.path.join(DATA, name), encoding="utf-8") as f:
         return f.read()
+
+
+@pytest.fixture
+def threads_for_any_batch(monkeypatch):
+    """Batch encoding wakes pool threads even for little text (normally it needs 32K
+    characters per thread), so that small test batches do run on several threads."""
+    monkeypatch.setattr(bpe.tokenizer, "_CHARS_PER_HELPER", 1)

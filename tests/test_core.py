@@ -136,7 +136,7 @@ def test_a_new_encoder_never_sees_a_dead_ones_cache(backend):
     assert ids_first  # the first tokenizer did encode (and fill the cache)
 
 
-def test_batch_matches_single_calls(backend):
+def test_batch_matches_single_calls(backend, threads_for_any_batch):
     enc = bpe.get_encoding("cl100k_base")
     texts = read_text("mixed.txt").splitlines() + ["", "a\ud800b", read_text("austen.txt")]
     single = [enc.encode_ordinary(t) for t in texts]
@@ -170,7 +170,6 @@ def test_encode_to_array(backend):
     assert memoryview(enc.encode_to_array("hello world")).tolist() == enc.encode("hello world")
 
 
-
 def test_batch_run_from_many_threads_encodes_each_text_once_in_order(backend):
     """Threads that call ``run()`` on one batch share its texts; every text is encoded by
     exactly one of them and the lists come back in text order."""
@@ -186,7 +185,29 @@ def test_batch_run_from_many_threads_encodes_each_text_once_in_order(backend):
         w.join()
     assert batch.results() == [enc.encode_ordinary(t) for t in texts]
 
-def test_batch_after_fork(backend):
+
+def test_small_batches_stay_on_the_calling_thread(backend, monkeypatch):
+    """A few short texts are encoded without waking the pool (that would cost more than
+    the texts); enough text does use it."""
+    enc = bpe.get_encoding("o200k_base")
+    texts = ["Hello, how are you today?"] * 10
+    expected = [enc.encode_ordinary(t) for t in texts]
+
+    def no_pool(n):
+        raise AssertionError("a small batch woke the thread pool")
+
+    with monkeypatch.context() as m:
+        m.setattr(bpe.tokenizer, "_pool", no_pool)
+        assert enc.encode_ordinary_batch(texts, num_threads=8) == expected
+    used = []
+    real_pool = bpe.tokenizer._pool
+    monkeypatch.setattr(bpe.tokenizer, "_pool", lambda n: used.append(n) or real_pool(n))
+    big = texts * 400  # over 64K characters: a second thread joins
+    assert enc.encode_ordinary_batch(big, num_threads=2) == expected * 400
+    assert used == [1]
+
+
+def test_batch_after_fork(backend, threads_for_any_batch):
     """Threads of the parent's pool do not exist in a forked child: batch encoding there must
     build its own pool instead of waiting forever."""
     import os

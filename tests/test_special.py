@@ -366,7 +366,7 @@ BATCH = [
 
 @pytest.mark.parametrize("num_threads", [1, 4])
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base", "p50k_base"])
-def test_encode_batch_equals_per_text(enc_factory, name, num_threads):
+def test_encode_batch_equals_per_text(enc_factory, name, num_threads, threads_for_any_batch):
     enc = enc_factory(name)
     tk = oracle(enc)
     got = enc.encode_batch(BATCH, num_threads=num_threads, allowed_special="all")
@@ -387,7 +387,7 @@ def test_encode_batch_equals_per_text(enc_factory, name, num_threads):
     assert ordinary == tk.encode_ordinary_batch(BATCH, num_threads=num_threads)
 
 
-def test_batch_keeps_order_with_many_texts(enc_factory):
+def test_batch_keeps_order_with_many_texts(enc_factory, threads_for_any_batch):
     enc = enc_factory("cl100k_base")
     texts = [f"text number {i} " * (i % 7) for i in range(50)]
     assert enc.encode_ordinary_batch(texts, num_threads=4) == [enc.encode_ordinary(t) for t in texts]
