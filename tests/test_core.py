@@ -136,6 +136,29 @@ def test_a_new_encoder_never_sees_a_dead_ones_cache(backend):
     assert ids_first  # the first tokenizer did encode (and fill the cache)
 
 
+def test_piece_cache_sets_keep_their_pieces_apart(cython_backend):
+    """Many distinct pieces that are not tokens, repeated in a shuffled order, so that the
+    two-way sets of the piece cache fill, swap and evict: every call gives the ids the merge
+    loop gives without any cache."""
+    enc = bpe.get_encoding("o200k_base")
+    rng = random.Random(5)
+    letters = "bcdfghjklmnpqrstvwxz"
+    ranks = enc.mergeable_ranks
+    pieces = set()
+    while len(pieces) < 12_000:
+        word = " " + "".join(rng.choice(letters) for _ in range(rng.randint(4, 13)))
+        if word.encode() not in ranks:
+            pieces.add(word)
+    pieces = sorted(pieces)
+    want = {p: enc._core.encode_piece_bytes(p.encode()) for p in pieces}
+    assert sum(len(ids) > 3 for ids in want.values()) > 100  # some too long for an entry
+    order = pieces * 3
+    rng.shuffle(order)
+    enc._core._forget_cached_pieces()
+    for start in range(0, len(order), 500):
+        chunk = order[start:start + 500]
+        assert enc._core.encode_pieces(chunk) == [i for p in chunk for i in want[p]], start
+
 def test_batch_matches_single_calls(backend, threads_for_any_batch):
     enc = bpe.get_encoding("cl100k_base")
     texts = read_text("mixed.txt").splitlines() + ["", "a\ud800b", read_text("austen.txt")]
