@@ -458,11 +458,12 @@ class Tokenizer:
                                               num_threads))
         out: list[list[int]] = []
         for cut in cuts:
-            if len(cut) == 1 and not cut[0][1]:
-                out.append(next(plain))
-                continue
             ids: list[int] = []
-            for segment, is_special in cut:
+            rest = cut
+            if cut and not cut[0][1]:  # starts with plain text: grow that segment's fresh list
+                ids = next(plain)
+                rest = cut[1:]
+            for segment, is_special in rest:
                 if is_special:
                     ids.append(self._special_tokens[segment])
                 else:
