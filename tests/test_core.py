@@ -138,7 +138,8 @@ def test_a_new_encoder_never_sees_a_dead_ones_cache(backend):
 
 def test_piece_cache_sets_keep_their_pieces_apart(cython_backend):
     """Many distinct pieces that are not tokens, repeated in a shuffled order, so that the
-    two-way sets of the piece cache fill, swap and evict: every call gives the ids the merge
+    two-way sets of the piece cache fill, swap and evict, and the cache for longer pieces
+    (more ids, or 15-22 bytes) overwrites its entries: every call gives the ids the merge
     loop gives without any cache."""
     enc = bpe.get_encoding("o200k_base")
     rng = random.Random(5)
@@ -146,12 +147,15 @@ def test_piece_cache_sets_keep_their_pieces_apart(cython_backend):
     ranks = enc.mergeable_ranks
     pieces = set()
     while len(pieces) < 12_000:
-        word = " " + "".join(rng.choice(letters) for _ in range(rng.randint(4, 13)))
+        word = " " + "".join(rng.choice(letters) for _ in range(rng.randint(4, 24)))
         if word.encode() not in ranks:
             pieces.add(word)
     pieces = sorted(pieces)
     want = {p: enc._core.encode_piece_bytes(p.encode()) for p in pieces}
-    assert sum(len(ids) > 3 for ids in want.values()) > 100  # some too long for an entry
+    short = [p for p in pieces if len(p) <= 14]
+    assert sum(len(want[p]) <= 3 for p in short) > 1000  # for the two-way sets
+    assert sum(len(want[p]) > 3 for p in short) > 100  # too many ids for them
+    assert sum(15 <= len(p) <= 22 for p in pieces) > 1000  # too long for them
     order = pieces * 3
     rng.shuffle(order)
     enc._core._forget_cached_pieces()
