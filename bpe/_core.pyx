@@ -741,7 +741,8 @@ cdef Py_ssize_t _piece_merged(const TokenTable* t, const tok_t* byte_rank, const
                               Backtrack* bt, CharUnits* cu, const Local* loc, const uint8_t* p,
                               Py_ssize_t n, bpe_cache_entry* e, bpe_long_entry* g, tok_t* out) noexcept nogil:
     # bpe_piece_cached for a piece that is neither a token nor cached; the result goes into
-    # cache entry e too (NULL: the piece is too long to cache)
+    # the two-way set e if it fits an entry there, else into the long entry g (either NULL:
+    # the piece is too long for it)
     cdef Py_ssize_t k = -3, i
     if n > bt.min_bytes >= 0 and bt_usable(bt, t, byte_rank):
         k = _bpe_backtrack(bt, t, byte_rank, p, n, out)

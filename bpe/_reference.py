@@ -124,7 +124,6 @@ class Encoder:
             raise KeyError(_unknown_id_message(token)) from None
 
 
-
 class Batch:
     """Texts shared by every thread that calls :meth:`run` (each claims one text at a time
     under a lock); :meth:`results` gives the id lists in text order."""
@@ -153,6 +152,7 @@ class Batch:
         if self._done != len(self._texts):
             raise RuntimeError(f"the batch has {len(self._texts) - self._done} texts not yet encoded; call run() first")
         return self._out  # type: ignore[return-value]
+
 
 def _check_id(token: object) -> None:
     if not isinstance(token, int):
