@@ -711,11 +711,11 @@ cdef inline Py_ssize_t bpe_piece_cached(const TokenTable* t, const tok_t* byte_r
     if n <= CACHE_MAX_BYTES:
         # a two-way set: the entry used last is kept first
         e = bpe_cache_set(loc.pieces, h)
-        head = bpe_word(p, n if n < 8 else 8)
-        rest = (bpe_word(p + 8, n - 8) if n > 8 else 0) | (<uint64_t>n << 48)
-        if e[0].gen == gen and e[0].head == head and (e[0].rest & 0x00FFFFFFFFFFFFFFULL) == rest:
+        head = _head(p, n)
+        rest = _piece_rest(p, n)
+        if _entry_holds(&e[0], gen, head, rest):
             return _cached_ids(&e[0], out)
-        if e[1].gen == gen and e[1].head == head and (e[1].rest & 0x00FFFFFFFFFFFFFFULL) == rest:
+        if _entry_holds(&e[1], gen, head, rest):
             swap = e[1]
             e[1] = e[0]
             e[0] = swap
@@ -728,6 +728,17 @@ cdef inline Py_ssize_t bpe_piece_cached(const TokenTable* t, const tok_t* byte_r
                 out[i] = g.ids[i]
             return g.n_ids
     return _piece_merged(t, byte_rank, pair2, bt, cu, loc, p, n, e, g, out)
+
+
+cdef inline uint64_t _piece_rest(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    # a set entry's key beyond the first 8 bytes (_head): bytes 8..13 of a piece of up to
+    # CACHE_MAX_BYTES, its length at bits 48..55 (the entry keeps its id count at 56..63)
+    return (bpe_word(p + 8, n - 8) if n > 8 else 0) | (<uint64_t>n << 48)
+
+
+cdef inline bint _entry_holds(const bpe_cache_entry* e, unsigned int gen, uint64_t head,
+                              uint64_t rest) noexcept nogil:
+    return e.gen == gen and e.head == head and (e.rest & 0x00FFFFFFFFFFFFFFULL) == rest
 
 
 cdef inline Py_ssize_t _cached_ids(const bpe_cache_entry* e, tok_t* out) noexcept nogil:
@@ -752,8 +763,8 @@ cdef Py_ssize_t _piece_merged(const TokenTable* t, const tok_t* byte_rank, const
         # into the set's first place; the entry there moves to the second
         e[1] = e[0]
         e[0].gen = <unsigned int>loc.gen
-        e[0].head = bpe_word(p, n if n < 8 else 8)
-        e[0].rest = (bpe_word(p + 8, n - 8) if n > 8 else 0) | (<uint64_t>n << 48) | (<uint64_t>k << 56)
+        e[0].head = _head(p, n)
+        e[0].rest = _piece_rest(p, n) | (<uint64_t>k << 56)
         for i in range(k):
             e[0].ids[i] = out[i]
     elif g != NULL and 0 < k <= LONG_CACHE_MAX_IDS:

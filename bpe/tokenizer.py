@@ -484,7 +484,7 @@ class Tokenizer:
         try:
             batch = self._core.batch(texts, self._pattern_name)
         except UnicodeEncodeError:  # lone surrogates: fixed up as encode_ordinary fixes them
-            batch = self._core.batch([_without_lone_surrogates(t) for t in texts], self._pattern_name)
+            batch = self._core.batch([training.repair_surrogates(t) for t in texts], self._pattern_name)
         # This thread and up to num_threads - 1 pool threads run the same batch: each claims
         # texts one at a time and encodes them without the GIL, taking it only to build id
         # lists, so they finish together and one's list building overlaps another's encoding.
@@ -543,14 +543,6 @@ def _rebuild(spec: TokenizerSpec) -> Tokenizer:
 def _not_str(value: object) -> str:
     hint = " (decode bytes first, e.g. data.decode('utf-8'))" if isinstance(value, (bytes, bytearray)) else ""
     return f"text must be str, got {type(value).__name__}{hint}"
-
-
-def _without_lone_surrogates(text: str) -> str:
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return training.repair_surrogates(text)
 
 
 def _check_threads(num_threads: object) -> None:
