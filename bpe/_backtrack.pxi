@@ -79,11 +79,12 @@ ctypedef struct Backtrack:
     int pair_bits
     uint32_t first_free      # trie node ids below this are token ids, others are inner nodes
     Py_ssize_t min_bytes     # pieces longer than this use it (negative: never)
-    int state                # BT_UNBUILT, BT_READY or BT_UNAVAILABLE (read with acquire)
+    int splits_state         # left, right and pairs: BT_UNBUILT, BT_READY or BT_UNAVAILABLE
+    int state                # the whole encoder (trie too); both read with acquire
 
 
 cdef void bt_free(Backtrack* bt) noexcept nogil:
-    # release the tables; min_bytes and state stay
+    # release the tables; min_bytes and the states stay
     free(bt.left)
     free(bt.right)
     free(bt.shorter)
@@ -96,17 +97,31 @@ cdef void bt_free(Backtrack* bt) noexcept nogil:
     bt.pairs = NULL
 
 
-cdef int _bt_build_with_gil(Backtrack* bt, const TokenTable* t, const tok_t* byte_rank) noexcept:
-    # build once (the GIL makes other threads wait), then publish the state
-    cdef int state = bt.state
-    if state != BT_UNBUILT:
+cdef int _bt_build_with_gil(Backtrack* bt, const TokenTable* t, const tok_t* byte_rank,
+                            bint whole) noexcept:
+    # Build the canonical splits, and with ``whole`` the trie as well, once (the GIL makes
+    # other threads wait); publish each state.  Returns the state asked for.
+    cdef int state = bt.splits_state
+    if state == BT_UNBUILT:
+        try:
+            state = BT_READY if bt_build_splits(bt, t, byte_rank) == 0 else BT_UNAVAILABLE
+        except MemoryError:
+            state = BT_UNAVAILABLE          # the merge loop still works
+        if state != BT_READY:
+            bt_free(bt)
+        bpe_store_release(&bt.splits_state, state)
+    if not whole:
         return state
-    try:
-        bt_build(bt, t, byte_rank)
-        state = BT_READY if bt.left != NULL else BT_UNAVAILABLE
-    except MemoryError:
-        state = BT_UNAVAILABLE              # the merge loop still works
-    bpe_store_release(&bt.state, state)
+    if state != BT_READY:
+        bpe_store_release(&bt.state, BT_UNAVAILABLE)
+        return BT_UNAVAILABLE
+    state = bt.state
+    if state == BT_UNBUILT:
+        try:
+            state = BT_READY if bt_build_trie(bt, t, byte_rank) == 0 else BT_UNAVAILABLE
+        except MemoryError:
+            state = BT_UNAVAILABLE
+        bpe_store_release(&bt.state, state)
     return state
 
 
@@ -115,7 +130,17 @@ cdef inline bint bt_usable(Backtrack* bt, const TokenTable* t, const tok_t* byte
     cdef int state = bpe_load_acquire(&bt.state)
     if state == BT_UNBUILT:
         with gil:
-            state = _bt_build_with_gil(bt, t, byte_rank)
+            state = _bt_build_with_gil(bt, t, byte_rank, True)
+    return state == BT_READY
+
+
+cdef inline bint bt_splits_usable(Backtrack* bt, const TokenTable* t, const tok_t* byte_rank) noexcept nogil:
+    """Whether ``bt.left``/``bt.right`` hold the canonical split of every token BPE can make
+    (only the splits are built on first use, not the trie)."""
+    cdef int state = bpe_load_acquire(&bt.splits_state)
+    if state == BT_UNBUILT:
+        with gil:
+            state = _bt_build_with_gil(bt, t, byte_rank, False)
     return state == BT_READY
 
 
@@ -285,9 +310,19 @@ cdef Py_ssize_t _bpe_backtrack(const Backtrack* bt, const TokenTable* t, const t
     return k
 
 
-cdef int bt_build(Backtrack* bt, const TokenTable* t, const tok_t* byte_rank) except -1 nogil:
-    """Fill ``bt`` from the token table.  Leaves it empty (``bt.left == NULL``) when the
-    table has too many ids for 24-bit trie nodes; on failure it frees everything."""
+cdef int bt_build_splits(Backtrack* bt, const TokenTable* t, const tok_t* byte_rank) except -1 nogil:
+    """Fill ``bt.left``, ``bt.right`` and ``bt.pairs``.  Returns 0, or 1 when the table has
+    too many ids for 24-bit trie nodes or its ranks are not in merge order (a token that BPE
+    makes but that has no canonical split among lower ranks); raises MemoryError."""
+    cdef int status = _bt_fill_splits(bt, t, byte_rank)
+    if status < 0:
+        return _no_memory()
+    return status
+
+
+cdef int bt_build_trie(Backtrack* bt, const TokenTable* t, const tok_t* byte_rank) except -1 nogil:
+    """Fill the trie (``level2``, ``trie``, ``shorter``) from the splits.  Returns 0, or 1
+    for a table too large for it; raises MemoryError."""
     cdef Py_ssize_t i, max_len = 0
     cdef Py_ssize_t* by_length = NULL
     cdef int status
@@ -297,54 +332,74 @@ cdef int bt_build(Backtrack* bt, const TokenTable* t, const tok_t* byte_rank) ex
     by_length = <Py_ssize_t*>malloc((t.n_ids + max_len + 2) * sizeof(Py_ssize_t))
     if by_length == NULL:
         return _no_memory()
-    status = _bt_fill(bt, t, byte_rank, by_length, max_len)
+    status = _bt_fill_trie(bt, t, byte_rank, by_length, max_len)
     free(by_length)
-    if status != 0:
-        bt_free(bt)
     if status < 0:
         return _no_memory()
-    return 0
+    return status
+
+
+cdef bint _bpe_alone_gives(const TokenTable* t, const tok_t* byte_rank, const uint8_t* p, Py_ssize_t n,
+                           tok_t token, tok_t* part, int32_t* start) noexcept nogil:
+    # Whether byte-level BPE on p[:n] alone ends as the single token `token` (a plain
+    # quadratic run, for the few tokens that have no canonical split; part and start have
+    # room for n + 1)
+    cdef Py_ssize_t k = n, i, best_i
+    cdef tok_t r, best
+    for i in range(n):
+        part[i] = byte_rank[p[i]]
+        start[i] = <int32_t>i
+    start[n] = <int32_t>n
+    while k > 1:
+        best = NO_RANK
+        best_i = -1
+        for i in range(k - 1):
+            r = tt_find(t, p + start[i], start[i + 2] - start[i])
+            if r != NO_TOKEN and r < best:
+                best = r
+                best_i = i
+        if best_i < 0:
+            return False
+        part[best_i] = best
+        for i in range(best_i + 1, k - 1):
+            part[i] = part[i + 1]
+            start[i] = start[i + 1]
+        start[k - 1] = start[k]
+        k -= 1
+    return part[0] == token
 
 
 cdef inline bint _bt_reachable(const Backtrack* bt, const TokenTable* t, tok_t x) noexcept nogil:
     return t.length[x] == 1 or bt.left[x] != NO_TOKEN
 
 
-cdef int _bt_fill(Backtrack* bt, const TokenTable* t, const tok_t* byte_rank, Py_ssize_t* by_length,
-                  Py_ssize_t max_len) noexcept nogil:
-    # 0: built; 1: too many ids or nodes (bt stays unusable); -1: out of memory.
-    # by_length: scratch for n_ids + max_len + 2 entries.
-    cdef Py_ssize_t n_ids = t.n_ids, i, j, n, k, size, mask, n_tokens = 0
-    cdef Py_ssize_t* start
-    cdef tok_t l, r, best
-    cdef uint32_t node, child, next_node
+cdef int _bt_fill_splits(Backtrack* bt, const TokenTable* t, const tok_t* byte_rank) noexcept nogil:
+    # 0: built; 1: too many ids, or ranks not in merge order (bt stays unusable); -1: out of
+    # memory
+    cdef Py_ssize_t n_ids = t.n_ids, i, j, n, k, size, mask, max_len = 0
+    cdef tok_t l, r
     cdef const uint8_t* b
+    cdef tok_t* part = NULL
+    cdef int32_t* starts = NULL
+    cdef int status = 0
+    cdef bint two_tokens, unsplit_pairs = False   # a token without a split spells two tokens
     if n_ids >= BT_MAX_NODES:
         return 1
     bt.left = <tok_t*>malloc(n_ids * sizeof(tok_t))
     bt.right = <tok_t*>malloc(n_ids * sizeof(tok_t))
-    bt.shorter = <tok_t*>malloc(n_ids * sizeof(tok_t))
-    bt.level2 = <uint32_t*>malloc(65536 * sizeof(uint32_t))
     bt.pair_bits = 4
     while (<Py_ssize_t>1 << bt.pair_bits) < 2 * n_ids + 2:
         bt.pair_bits += 1
     size = <Py_ssize_t>1 << bt.pair_bits
     bt.pairs = <PairSlot*>malloc(size * sizeof(PairSlot))
-    bt.trie_bits = bt.pair_bits + 1
-    bt.trie_used = 0
-    bt.trie = <TrieSlot*>malloc((<Py_ssize_t>1 << bt.trie_bits) * sizeof(TrieSlot))
-    if (bt.left == NULL or bt.right == NULL or bt.shorter == NULL or bt.level2 == NULL
-            or bt.pairs == NULL or bt.trie == NULL):
+    if bt.left == NULL or bt.right == NULL or bt.pairs == NULL:
         return -1
-    memset(bt.level2, 0xFF, 65536 * sizeof(uint32_t))
-    memset(bt.trie, 0xFF, (<Py_ssize_t>1 << bt.trie_bits) * sizeof(TrieSlot))
     mask = size - 1
     for k in range(size):
         bt.pairs[k].token = NO_TOKEN
     for i in range(n_ids):
         bt.left[i] = NO_TOKEN
         bt.right[i] = NO_TOKEN
-        bt.shorter[i] = NO_TOKEN
     # Canonical splits, in rank order: BPE on t's bytes with the ranks below t ends in two
     # parts (l, r) exactly when l + r spells t and (l, r) is a valid pair among those ranks,
     # and only one split of t can be (BPE's result is unique).  The splits and pairs of all
@@ -356,12 +411,16 @@ cdef int _bt_fill(Backtrack* bt, const TokenTable* t, const tok_t* byte_rank, Py
         b = t.blob + t.off[i]
         if tt_find(t, b, n) != i:
             continue                     # a special token: BPE never produces it
+        two_tokens = False
         for k in range(n - 1, 0, -1):
             l = tt_find(t, b, k)
-            if l == NO_TOKEN or l >= i or not _bt_reachable(bt, t, l):
+            if l == NO_TOKEN:
                 continue
             r = tt_find(t, b + k, n - k)
-            if r == NO_TOKEN or r >= i or not _bt_reachable(bt, t, r):
+            if r == NO_TOKEN:
+                continue
+            two_tokens = True
+            if l >= i or r >= i or not _bt_reachable(bt, t, l) or not _bt_reachable(bt, t, r):
                 continue
             if bt_valid(bt, l, r):
                 bt.left[i] = l
@@ -373,6 +432,60 @@ cdef int _bt_fill(Backtrack* bt, const TokenTable* t, const tok_t* byte_rank, Py
                 bt.pairs[j].right = <uint32_t>r
                 bt.pairs[j].token = <tok_t>i
                 break
+        if two_tokens and bt.left[i] == NO_TOKEN:
+            unsplit_pairs = True
+    # A token without a split that BPE still makes from its own bytes has a merge of a
+    # higher rank on its way (ranks not in merge order): then neither this encoder nor the
+    # signatures may rely on the splits.  Tables made by BPE training have none.
+    for i in range(n_ids):
+        n = t.length[i]
+        if n > max_len:
+            max_len = n
+    part = <tok_t*>malloc((max_len + 1) * sizeof(tok_t))
+    starts = <int32_t*>malloc((max_len + 1) * sizeof(int32_t))
+    if part == NULL or starts == NULL:
+        status = -1
+    elif unsplit_pairs:
+        for i in range(n_ids):
+            n = t.length[i]
+            if n < 2 or bt.left[i] != NO_TOKEN:
+                continue
+            b = t.blob + t.off[i]
+            if tt_find(t, b, n) != i:
+                continue
+            for k in range(1, n):
+                if tt_find(t, b, k) != NO_TOKEN and tt_find(t, b + k, n - k) != NO_TOKEN:
+                    # BPE's last merge could make it: run BPE on its bytes alone
+                    if _bpe_alone_gives(t, byte_rank, b, n, <tok_t>i, part, starts):
+                        status = 1
+                    break
+            if status:
+                break
+    free(part)
+    free(starts)
+    return status
+
+
+cdef int _bt_fill_trie(Backtrack* bt, const TokenTable* t, const tok_t* byte_rank, Py_ssize_t* by_length,
+                       Py_ssize_t max_len) noexcept nogil:
+    # 0: built; 1: too many nodes (bt stays unusable); -1: out of memory.
+    # by_length: scratch for n_ids + max_len + 2 entries.
+    cdef Py_ssize_t n_ids = t.n_ids, i, j, n, k, n_tokens = 0
+    cdef Py_ssize_t* start
+    cdef tok_t best
+    cdef uint32_t node, child, next_node
+    cdef const uint8_t* b
+    bt.shorter = <tok_t*>malloc(n_ids * sizeof(tok_t))
+    bt.level2 = <uint32_t*>malloc(65536 * sizeof(uint32_t))
+    bt.trie_bits = bt.pair_bits + 1
+    bt.trie_used = 0
+    bt.trie = <TrieSlot*>malloc((<Py_ssize_t>1 << bt.trie_bits) * sizeof(TrieSlot))
+    if bt.shorter == NULL or bt.level2 == NULL or bt.trie == NULL:
+        return -1
+    memset(bt.level2, 0xFF, 65536 * sizeof(uint32_t))
+    memset(bt.trie, 0xFF, (<Py_ssize_t>1 << bt.trie_bits) * sizeof(TrieSlot))
+    for i in range(n_ids):
+        bt.shorter[i] = NO_TOKEN
     # The trie of reachable tokens, shortest first: the node spelling a reachable token is
     # created with that token's id (so a walk knows it passed a token without a lookup); the
     # other nodes get ids from n_ids up.  Tokens are bucketed by length (counting sort).

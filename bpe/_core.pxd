@@ -3,8 +3,10 @@
 #
 # Token ids are 32-bit ranks (tok_t).  A TokenTable maps token bytes <-> id: the bytes of all
 # tokens live in one growable blob, `off`/`length` index it by id, and an open-addressing hash
-# (`slots`, linear probing, power-of-two size, load <= 1/2; each 16-byte slot holds
-# the token's length and first 8 bytes, so most lookups read one cache line) finds the id of a byte string.
+# (`slots`, linear probing, power-of-two size, load <= 1/2; each 16-byte slot holds the
+# token's first 8 bytes, its length and its place in the blob, so that a lookup reads one
+# line of the table and, for tokens over 8 bytes, one line of the blob) finds the id of a
+# byte string.
 # Tokens added with hashed=False (special tokens) can be decoded but are never found by
 # tt_find, so BPE can never produce them.
 #
@@ -22,10 +24,13 @@ cdef enum:
     LINEAR_MAX = 24
     # the heap version works in stack arrays up to this many bytes
     STACK_MAX = 256
+    SLOT_FAR = 0xFFFFFF
 
 ctypedef struct Slot:
     uint64_t head        # the token's first (up to) 8 bytes, zero-padded
-    int32_t length       # its length: short tokens are matched without reading the blob
+    uint32_t lenoff      # its length (255: 255 or more) in bits 0..7, so that short tokens
+                         # are matched without reading the blob, and its offset in the blob
+                         # in bits 8..31 (SLOT_FAR: 16 MiB or more, read t.off instead)
     tok_t token          # NO_TOKEN when the slot is empty
 
 ctypedef struct TokenTable:

@@ -95,8 +95,36 @@ cdef extern from *:
             w |= (uint64_t)p[k] << (8 * k);
         return w;
     }
+    /* whether bytes 8..n-1 of a and b agree (n > 8): one word compare up to 16 bytes */
+    static inline int bpe_same_tail(const unsigned char* a, const unsigned char* b, Py_ssize_t n) {
+        uint64_t x, y;
+        if (n <= 16) {
+            memcpy(&x, a + n - 8, 8);
+            memcpy(&y, b + n - 8, 8);
+            return x == y;
+        }
+        return memcmp(a + 8, b + 8, n - 8) == 0;
+    }
+    static const unsigned char bpe_zero8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    /* hash of 1..16 bytes: the first (up to) 8 bytes and the length, xor the last 8 bytes
+       when n > 8 (read from a zero word otherwise, so that no branch depends on n, which
+       varies at random in the merge loop), then a second multiply-xorshift round so that
+       the low bits (slot) and high bits (filter) both depend on every input bit */
+    static inline uint64_t bpe_hash16(const unsigned char* p, Py_ssize_t n) {
+        uint64_t a = bpe_word(p, n), b;
+        const unsigned char* q = n > 8 ? p + n - 8 : bpe_zero8;
+        memcpy(&b, q, 8);
+        uint64_t h = (a ^ ((uint64_t)n << 59)) * 0x9E3779B97F4A7C15ULL;
+        h ^= b * 0xff51afd7ed558ccdULL;
+        h ^= h >> 29;
+        h *= 0xbf58476d1ce4e5b9ULL;
+        h ^= h >> 32;
+        return h;
+    }
     """
     uint64_t bpe_word(const uint8_t* p, Py_ssize_t n) noexcept nogil
+    uint64_t bpe_hash16(const uint8_t* p, Py_ssize_t n) noexcept nogil
+    bint bpe_same_tail(const uint8_t* a, const uint8_t* b, Py_ssize_t n) noexcept nogil
 
 
 cdef extern from *:
@@ -124,24 +152,14 @@ cdef extern from *:
     void* bpe_big_alloc(size_t size) noexcept nogil
 
 
-cdef inline uint64_t _hash_word(uint64_t w, Py_ssize_t n) noexcept nogil:
-    # hash of a byte string of n <= 8 bytes packed in w: one multiply-xorshift round on the
-    # word and its length, then a second round so that low bits (slot) and high bits (filter)
-    # both depend on every input bit
-    cdef uint64_t h = (w ^ (<uint64_t>n << 59)) * 0x9E3779B97F4A7C15ULL
-    h ^= h >> 29
-    h *= 0xbf58476d1ce4e5b9ULL
-    h ^= h >> 32
-    return h
-
-
 cdef uint64_t hash_bytes(const uint8_t* data, Py_ssize_t n) noexcept nogil:
-    # Byte strings of up to 8 bytes (most lookups) hash as one word; longer ones eight bytes
+    # Byte strings of up to 16 bytes (most lookups) hash without branches on the length: the
+    # first (up to) 8 bytes and, past 8, the last 8; longer ones eight bytes
     # at a time (a multiply-xorshift mix per word), then a final avalanche so that the low
     # bits (the slot index) are well mixed.  Values differ between little- and big-endian
     # machines, which is fine: tables are built in-process.
-    if n <= 8:
-        return _hash_word(bpe_word(data, n), n)
+    if n <= 16:
+        return bpe_hash16(data, n)
     cdef uint64_t h = 0x9E3779B97F4A7C15ULL ^ (<uint64_t>n * 0xff51afd7ed558ccdULL)
     cdef uint64_t w
     while n >= 8:
@@ -221,23 +239,33 @@ cdef inline tok_t _tt_find_hashed(const TokenTable* t, const uint8_t* data, Py_s
     cdef uint64_t head = _head(data, n)
     cdef Py_ssize_t mask = t.n_slots - 1
     cdef Py_ssize_t i = <Py_ssize_t>(h & <uint64_t>mask)
+    cdef uint32_t want = <uint32_t>n if n < 255 else 255
+    cdef Py_ssize_t o
     cdef const Slot* slot
     while True:
         slot = &t.slots[i]
         if slot.token == NO_TOKEN:
             return NO_TOKEN
-        if slot.head == head and slot.length == n:
-            if n <= 8 or memcmp(t.blob + t.off[slot.token] + 8, data + 8, n - 8) == 0:
+        if slot.head == head and (slot.lenoff & 0xFF) == want:
+            if n <= 8:
+                return slot.token
+            o = slot.lenoff >> 8
+            if o == SLOT_FAR or want == 255:
+                o = t.off[slot.token] if t.length[slot.token] == n else -1
+            if o >= 0 and bpe_same_tail(t.blob + o, data, n):
                 return slot.token
         i = (i + 1) & mask
 
 
-cdef void _tt_place(Slot* slots, Py_ssize_t mask, const uint8_t* data, Py_ssize_t n, tok_t token) noexcept nogil:
+cdef void _tt_place(Slot* slots, Py_ssize_t mask, const uint8_t* blob, Py_ssize_t off, Py_ssize_t n,
+                    tok_t token) noexcept nogil:
+    # token's bytes are blob[off:off + n]
+    cdef const uint8_t* data = blob + off
     cdef Py_ssize_t i = <Py_ssize_t>(hash_bytes(data, n) & <uint64_t>mask)
     while slots[i].token != NO_TOKEN:
         i = (i + 1) & mask
     slots[i].token = token
-    slots[i].length = <int32_t>n
+    slots[i].lenoff = (<uint32_t>n if n < 255 else 255) | (<uint32_t>(off if off < SLOT_FAR else SLOT_FAR) << 8)
     slots[i].head = _head(data, n)
 
 
@@ -252,7 +280,7 @@ cdef int _tt_rehash(TokenTable* t, Py_ssize_t n_slots) except -1 nogil:
     for i in range(t.n_slots):
         token = t.slots[i].token
         if token != NO_TOKEN:
-            _tt_place(slots, n_slots - 1, t.blob + t.off[token], t.length[token], token)
+            _tt_place(slots, n_slots - 1, t.blob, t.off[token], t.length[token], token)
     free(t.slots)
     t.slots = slots
     t.n_slots = n_slots
@@ -307,7 +335,7 @@ cdef int tt_add(TokenTable* t, tok_t token, const uint8_t* data, Py_ssize_t n, b
             raise ValueError(f"the bytes of token id {token} are already the bytes of another token")
     if 2 * (t.n_keys + 1) > t.n_slots:
         _tt_rehash(t, t.n_slots * 2)
-    _tt_place(t.slots, t.n_slots - 1, data, n, token)
+    _tt_place(t.slots, t.n_slots - 1, t.blob, t.off[token], n, token)
     cdef uint64_t bit = hash_bytes(data, n) >> 42
     t.filter[bit >> 6] |= (<uint64_t>1) << (bit & 63)
     t.n_keys += 1
@@ -408,6 +436,19 @@ cdef extern from *:
     bpe_long_entry* bpe_long_slot(bpe_long_entry* base, unsigned long long h) noexcept nogil
 
 
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #  include <intrin.h>
+    #  define bpe_prefetch(p) _mm_prefetch((const char*)(p), _MM_HINT_T0)
+    #elif defined(__GNUC__) || defined(__clang__)
+    #  define bpe_prefetch(p) __builtin_prefetch((p))
+    #else
+    #  define bpe_prefetch(p) ((void)(p))
+    #endif
+    """
+    void bpe_prefetch(const void* p) noexcept nogil
+
 ctypedef struct Local:
     # what the merge functions need of the calling thread: the Encoder's generation (tags
     # cache entries) and the addresses of this thread's caches
@@ -415,20 +456,26 @@ ctypedef struct Local:
     bpe_pair_entry* pairs
     bpe_cache_entry* pieces
     bpe_long_entry* long_pieces
+    const uint64_t* sig      # Signatures.sig once built and enabled, else NULL
+    Signatures* sigs         # the Encoder's (NULL: none)
 
 
-cdef inline Local _local(uint64_t gen) noexcept nogil:
+cdef inline Local _local(uint64_t gen, Signatures* sigs) noexcept nogil:
     cdef Local loc
     loc.gen = gen
     loc.pairs = bpe_pair_cache_base()
     loc.pieces = bpe_piece_cache_base()
     loc.long_pieces = bpe_long_cache_base()
+    loc.sig = NULL                   # set by the first piece that goes through the merge loop
+    loc.sigs = sigs
     return loc
 
 
 cdef inline tok_t _merged_rank(const TokenTable* t, const uint8_t* p, Py_ssize_t a, Py_ssize_t b,
-                               tok_t left, tok_t right, tok_t limit, const Local* loc) noexcept nogil:
+                               tok_t left, tok_t right, tok_t limit, Local* loc) noexcept nogil:
     # rank of the token spelled by parts p[a:m] (id left) and p[m:b] (id right), if below limit
+    if loc.sig != NULL and not sig_pass(loc.sig, left, right):
+        return NO_RANK
     cdef uint64_t key = (<uint64_t><uint32_t>left << 32) | <uint32_t>right
     cdef bpe_pair_entry* e = bpe_pair_slot(loc.pairs, key)
     cdef tok_t r
@@ -441,6 +488,8 @@ cdef inline tok_t _merged_rank(const TokenTable* t, const uint8_t* p, Py_ssize_t
         e.gen = <unsigned int>loc.gen
         e.key = key
         e.rank = r
+    if loc.sig != NULL and r != NO_RANK:
+        bpe_prefetch(&loc.sig[2 * r])
     return r if r < limit else NO_RANK
 
 
@@ -452,7 +501,7 @@ cdef inline tok_t _pair2(const tok_t* pair2, const uint8_t* p, Py_ssize_t i, tok
 
 cdef inline tok_t _first_rank(const TokenTable* t, const tok_t* pair2, const uint8_t* p,
                               const int32_t* off, const tok_t* tok, Py_ssize_t i, tok_t limit,
-                              const Local* loc) noexcept nogil:
+                              Local* loc) noexcept nogil:
     # rank of units i and i + 1 merged: two single bytes come from the direct table
     if off[i + 2] - off[i] == 2:
         return _pair2(pair2, p, off[i], limit)
@@ -460,7 +509,7 @@ cdef inline tok_t _first_rank(const TokenTable* t, const tok_t* pair2, const uin
 
 
 cdef Py_ssize_t _bpe_short(const TokenTable* t, const tok_t* pair2, const uint8_t* p, Py_ssize_t n,
-                           const int32_t* off, tok_t limit, const Local* loc, tok_t* out) noexcept nogil:
+                           const int32_t* off, tok_t limit, Local* loc, tok_t* out) noexcept nogil:
     # Linear scan (n <= LINEAR_MAX units; unit i is p[off[i]:off[i+1]] with id out[i] on
     # entry).  Parts stay at the index of their first unit, linked by nxt/prv; key[i] = (rank
     # of part i merged with the next part) << 32 | i, with NO_RANK for "no merge" (and for
@@ -562,7 +611,7 @@ cdef inline Candidate _cand_pop(Candidate* heap, Py_ssize_t* size) noexcept nogi
 
 
 cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* pair2, const uint8_t* p, Py_ssize_t n,
-                          const int32_t* off, tok_t limit, const Local* loc, tok_t* out) noexcept nogil:
+                          const int32_t* off, tok_t limit, Local* loc, tok_t* out) noexcept nogil:
     # Heap version for long pieces, O(n log n), same result as _bpe_short (and the same
     # units: n of them, unit i is p[off[i]:off[i+1]] with id out[i] on entry).  Parts form a
     # linked list over the indices of their first units: nxt[i] is the first unit of the part
@@ -666,7 +715,7 @@ cdef uint64_t _new_generation() noexcept:
 
 cdef Py_ssize_t _merge_loop(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
                             CharUnits* cu, const uint8_t* p, Py_ssize_t n, tok_t limit,
-                            const Local* loc, tok_t* out) noexcept nogil:
+                            Local* loc, tok_t* out) noexcept nogil:
     # BPE on p[:n] (n >= 1) from its units: whole characters where ``cu`` allows them (NULL:
     # bytes only), then the linear scan for few units, the heap for more (-1: out of memory)
     cdef int32_t off_s[STACK_MAX + 1]
@@ -687,7 +736,7 @@ cdef Py_ssize_t _merge_loop(const TokenTable* t, const tok_t* byte_rank, const t
 
 
 cdef inline Py_ssize_t bpe_piece_cached(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
-                                        Backtrack* bt, CharUnits* cu, const Local* loc, const uint8_t* p,
+                                        Backtrack* bt, CharUnits* cu, Local* loc, const uint8_t* p,
                                         Py_ssize_t n, uint64_t h, tok_t* out) noexcept nogil:
     """``bpe_piece`` with the whole-piece lookup, the piece cache, whole-character units and,
     for pieces longer than ``bt.min_bytes``, the backtracking encoder (linear time); no
@@ -749,7 +798,7 @@ cdef inline Py_ssize_t _cached_ids(const bpe_cache_entry* e, tok_t* out) noexcep
 
 
 cdef Py_ssize_t _piece_merged(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
-                              Backtrack* bt, CharUnits* cu, const Local* loc, const uint8_t* p,
+                              Backtrack* bt, CharUnits* cu, Local* loc, const uint8_t* p,
                               Py_ssize_t n, bpe_cache_entry* e, bpe_long_entry* g, tok_t* out) noexcept nogil:
     # bpe_piece_cached for a piece that is neither a token nor cached; the result goes into
     # the two-way set e if it fits an entry there, else into the long entry g (either NULL:
@@ -758,6 +807,8 @@ cdef Py_ssize_t _piece_merged(const TokenTable* t, const tok_t* byte_rank, const
     if n > bt.min_bytes >= 0 and bt_usable(bt, t, byte_rank):
         k = _bpe_backtrack(bt, t, byte_rank, p, n, out)
     if k == -3:
+        if loc.sig == NULL and loc.sigs != NULL:
+            loc.sig = sig_usable(loc.sigs, bt, t, byte_rank)
         k = _merge_loop(t, byte_rank, pair2, cu, p, n, NO_RANK, loc, out)
     if e != NULL and 0 < k <= CACHE_MAX_IDS:
         # into the set's first place; the entry there moves to the second
@@ -778,7 +829,7 @@ cdef Py_ssize_t _piece_merged(const TokenTable* t, const tok_t* byte_rank, const
 
 
 cdef Py_ssize_t bpe_piece(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
-                          const Local* loc, const uint8_t* p, Py_ssize_t n, tok_t max_rank, tok_t* out) noexcept nogil:
+                          Local* loc, const uint8_t* p, Py_ssize_t n, tok_t max_rank, tok_t* out) noexcept nogil:
     """Write the ids of piece ``p[:n]`` to ``out`` (room for n ids); return how many, or -1
     when out of memory.
 
@@ -807,19 +858,9 @@ include "_backtrack.pxi"
 # Whole-character units for the merge loop: bpe/_charunits.pxi
 include "_charunits.pxi"
 
+# Pair signatures that let the merge loop skip most pairs making no token: bpe/_signatures.pxi
+include "_signatures.pxi"
 
-cdef extern from *:
-    """
-    #if defined(_MSC_VER)
-    #  include <intrin.h>
-    #  define bpe_prefetch(p) _mm_prefetch((const char*)(p), _MM_HINT_T0)
-    #elif defined(__GNUC__) || defined(__clang__)
-    #  define bpe_prefetch(p) __builtin_prefetch((p))
-    #else
-    #  define bpe_prefetch(p) ((void)(p))
-    #endif
-    """
-    void bpe_prefetch(const void* p) noexcept nogil
 
 cdef inline void _prefetch_lookup(const TokenTable* t, uint64_t h) noexcept nogil:
     # start fetching what looking up a string of hash h will read: its filter word and slot
@@ -859,6 +900,18 @@ cdef inline Py_ssize_t _scan_ahead(const TokenTable* t, int pid, const uint8_t* 
 # Python-facing encoder
 # --------------------------------------------------------------------------------------------
 
+cdef Py_ssize_t _signatures_after = SIG_AFTER
+
+
+def _set_default_signatures_after(Py_ssize_t n):
+    """For tests: after how many merged pieces Encoders made from now on build their pair
+    signatures (bpe/_signatures.pxi; 0: at the first).  Returns the old value."""
+    global _signatures_after
+    cdef Py_ssize_t old = _signatures_after
+    _signatures_after = n
+    return old
+
+
 cdef class Encoder:
     """Token table plus BPE encode/decode; see the module docstring."""
 
@@ -867,6 +920,7 @@ cdef class Encoder:
     cdef tok_t* pair2           # rank of each two-byte token (NO_RANK if none), 65536 entries
     cdef Backtrack bt           # the backtracking encoder, built on first use
     cdef CharUnits cu           # whole-character units, built on first use
+    cdef Signatures sigs        # pair signatures, built on first use
     cdef uint64_t gen           # tags this Encoder's entries in the piece cache
     cdef PyObject** id_objs     # the int object of each id, made on first use (owned refs)
     cdef bint ready
@@ -879,6 +933,9 @@ cdef class Encoder:
         self.bt.min_bytes = BT_MIN_BYTES
         memset(&self.cu, 0, sizeof(CharUnits))
         self.cu.enabled = 1
+        memset(&self.sigs, 0, sizeof(Signatures))
+        self.sigs.enabled = 1
+        self.sigs.after = _signatures_after
         tt_init(&self.table)
 
     def __dealloc__(self):
@@ -889,6 +946,7 @@ cdef class Encoder:
             free(self.id_objs)
         bt_free(&self.bt)
         cu_free(&self.cu)
+        free(self.sigs.sig)
         tt_free(&self.table)
         free(self.pair2)
 
@@ -941,7 +999,7 @@ cdef class Encoder:
         encoded, so that its lookup usually finds the slot in cache."""
         cdef Py_ssize_t i = 0, j = 0, j2, k = 0, m
         cdef uint64_t h = 0, h2 = 0
-        cdef Local loc = _local(self.gen)
+        cdef Local loc = _local(self.gen, &self.sigs)
         while True:
             # p[i:j] is found but not yet encoded; find the piece after it
             j2 = j
@@ -1010,7 +1068,7 @@ cdef class Encoder:
             raise MemoryError()
         try:
             with nogil:
-                loc = _local(self.gen)
+                loc = _local(self.gen, &self.sigs)
                 while i < n and k >= 0:
                     count = _scan_ahead(&self.table, pid, p, n, i, bounds, hashes)
                     if count < 0:
@@ -1064,7 +1122,7 @@ cdef class Encoder:
             if out == NULL:
                 raise MemoryError()
             with nogil:
-                loc = _local(self.gen)
+                loc = _local(self.gen, &self.sigs)
                 for i in range(n):
                     m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &self.cu, &loc,
                                          <const uint8_t*>ptrs[i], lens[i],
@@ -1101,6 +1159,20 @@ cdef class Encoder:
         cdef Py_ssize_t old = self.bt.min_bytes
         self.bt.min_bytes = n
         return old
+
+    def _set_signatures(self, bint on, Py_ssize_t after=-1):
+        """For tests and benchmarks: whether the merge loop skips the pairs that fail the
+        signatures (bpe/_signatures.pxi), and (``after >= 0``) after how many merged pieces
+        they are built (0: at the next one).  Returns the old setting."""
+        cdef bint old = self.sigs.enabled
+        self.sigs.enabled = on
+        if after >= 0:
+            self.sigs.after = after
+        return old
+
+    def _signatures_state(self):
+        """For tests: "unbuilt", "ready" or "unavailable"."""
+        return ("unbuilt", "ready", "unavailable")[self.sigs.state]
 
     def _set_char_units(self, bint on):
         """For tests and benchmarks: whether the merge loop may start from whole characters
@@ -1141,7 +1213,7 @@ cdef class Encoder:
         try:
             if out == NULL:
                 raise MemoryError()
-            loc = _local(self.gen)
+            loc = _local(self.gen, NULL)
             k = bpe_piece(&self.table, self.byte_rank, self.pair2, &loc, <const uint8_t*>PyBytes_AS_STRING(piece),
                           n, max_rank, out)
             if k < 0:

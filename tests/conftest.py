@@ -8,6 +8,17 @@ import pytest
 import bpe
 from backend_fixtures import backend, cython_backend  # noqa: F401  (fixtures)
 
+try:
+    from bpe import _core
+except ImportError:  # pragma: no cover - the compiled core is built before the tests run
+    _core = None
+
+# Encoders normally build their pair signatures (bpe/_signatures.pxi) only after 20,000
+# merged pieces; the suite's texts are smaller, so here they build at the first, and every
+# identity test runs with them.  tests/test_core.py checks both settings against each other.
+if _core is not None:
+    _core._set_default_signatures_after(0)
+
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
 

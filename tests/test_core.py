@@ -484,3 +484,132 @@ def test_character_units_hook(cython_backend):
     core = bpe.Tokenizer(bpe.get_encoding("r50k_base").mergeable_ranks, pattern=None)._core
     assert core._set_char_units(False) is True
     assert core._set_char_units(True) is False
+
+
+# ---------------------------------------------------------------- pair signatures
+
+def _all_pairs_looked_up(tok):
+    """The merge loop looks every pair up (no pair signatures)."""
+    return _core_setting(tok._core._set_signatures, False)
+
+
+def _reference_of(ranks, pattern=None):
+    _backend.use("python")
+    try:
+        return bpe.Tokenizer(ranks, pattern=pattern)
+    finally:
+        _backend.use("cython")
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_signatures_equal_plain_lookups_and_tiktoken(name, cython_backend):
+    enc = bpe.Tokenizer(bpe.get_encoding(name).mergeable_ranks, pattern=name)
+    rng = random.Random(5)
+    mixed = read_text("mixed.txt")
+    chars = sorted(set(mixed) - set("\r\n"))
+    noise = "".join(rng.choice(chars + [" ", "1", "a"]) for _ in range(20_000))
+    for text in (read_text("austen.txt")[:30_000] + mixed, noise):
+        skipped = enc.encode_ordinary(text)
+        assert enc._core._signatures_state() == "ready"
+        with _all_pairs_looked_up(enc):
+            enc._core._forget_cached_pieces()
+            assert enc.encode_ordinary(text) == skipped
+        assert skipped == tiktoken_encoding(name).encode_ordinary(text)
+
+
+def test_signatures_wait_for_enough_merged_pieces(cython_backend):
+    enc = bpe.Tokenizer(bpe.get_encoding("cl100k_base").mergeable_ranks, pattern="cl100k_base")
+    enc._core._set_signatures(True, 50)
+    rng = random.Random(4)
+    words = sorted({" " + "".join(rng.choice("qzxjvk") for _ in range(7)) for _ in range(400)})[:120]
+    enc.encode_ordinary("".join(words[:40]))
+    assert enc._core._signatures_state() == "unbuilt"
+    assert enc.encode_ordinary("".join(words[40:])) == tiktoken_encoding("cl100k_base").encode_ordinary(
+        "".join(words[40:]))
+    assert enc._core._signatures_state() == "ready"
+
+
+def test_signatures_on_trained_vocabularies(cython_backend):
+    """Vocabularies made by BPE training (ranks in merge order) get signatures, and the
+    merge loop with them agrees with the pure-Python reference."""
+    text = read_text("mixed.txt") + read_text("austen.txt")[:30_000]
+    rng = random.Random(9)
+    for tie_break in ("ids", "hf"):
+        tok = bpe.Tokenizer.train([text], 1200, tie_break=tie_break, pattern=None)
+        whole = bpe.Tokenizer(tok.mergeable_ranks, pattern=None)
+        reference = _reference_of(tok.mergeable_ranks)
+        for _ in range(60):
+            start = rng.randrange(len(text) - 200)
+            piece = text[start:start + rng.randint(1, 200)]
+            assert whole.encode_ordinary(piece) == reference.encode_ordinary(piece)
+        assert whole._core._signatures_state() == "ready"
+
+
+def _out_of_order_vocabulary(rng, alphabet, size):
+    """Random substrings of random text, ranked in random order: many tokens form through
+    merges of higher rank than their own."""
+    ranks = {bytes([b]): b for b in range(256)}
+    sample = "".join(rng.choice(alphabet) for _ in range(4000)).encode("utf-8")
+    tokens = set()
+    while len(tokens) < size:
+        i = rng.randrange(len(sample) - 1)
+        tokens.add(sample[i:i + rng.randint(2, 7)])
+    for token in rng.sample(sorted(tokens), len(tokens)):
+        ranks.setdefault(token, len(ranks))
+    return ranks
+
+
+def test_out_of_order_vocabularies_use_neither_splits_nor_backtracking(cython_backend):
+    """When BPE forms a token through a merge ranked above it, canonical splits say nothing
+    about which pairs merge: the signatures and the backtracking encoder (pieces over 256
+    bytes) must stand aside.  Long and short pieces then agree with the reference."""
+    tiny = {bytes([b]): b for b in range(256)}
+    tiny.update({b"ab": 300, b"abc": 299})             # "abc" forms from "ab" (300) + "c"
+    tok = bpe.Tokenizer(tiny, pattern=None)
+    assert tok.encode_ordinary("abc" * 200) == [299] * 200
+    assert tok._core._signatures_state() == "unavailable"
+    with pytest.raises(RuntimeError, match="not available"):
+        tok._core._backtrack_split(299)
+    rng = random.Random(5)
+    alphabet = ["a", "b", "c", "\u0434", " "]
+    for _ in range(12):
+        ranks = _out_of_order_vocabulary(rng, alphabet, rng.choice([50, 200]))
+        fast = bpe.Tokenizer(ranks, pattern=None)
+        reference = _reference_of(ranks)
+        for _ in range(6):
+            text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 600)))
+            assert fast.encode_ordinary(text) == reference.encode_ordinary(text), text
+
+
+def test_signatures_hook(cython_backend):
+    core = bpe.Tokenizer(bpe.get_encoding("r50k_base").mergeable_ranks, pattern=None)._core
+    assert core._signatures_state() == "unbuilt"
+    assert core._set_signatures(False) is True
+    assert core._set_signatures(True, 7) is False
+
+
+# ---------------------------------------------------------------- token table slots
+
+def test_tokens_past_255_bytes_and_past_16_mib_of_token_bytes(cython_backend):
+    """A slot keeps a token's length below 255 and its place in the byte store below 16 MiB;
+    longer tokens and later places are read from the full tables.  Near misses (same length,
+    same first 8 bytes, other bytes) are no match either way."""
+    rng = random.Random(2)
+    ranks = {bytes([b]): b for b in range(256)}
+    long_token = b"L" * 300
+    ranks[long_token] = len(ranks)
+    total = 256 + 300
+    while total < (17 << 20):  # token bytes past 16 MiB
+        ranks.setdefault(rng.randbytes(250), len(ranks))
+        total += 250
+    late = max(ranks, key=ranks.get)
+    ranks[b"late-short-token"] = len(ranks)
+    tok = bpe.Tokenizer(ranks, pattern=None)
+    core = tok._core
+    for data in (long_token, late, b"late-short-token"):
+        assert core.encode_piece_bytes(data) == [ranks[data]]
+        if data.isascii():
+            assert tok.encode_ordinary(data.decode()) == [ranks[data]]
+        near = data[:-1] + (b"Z" if data[-1:] != b"Z" else b"Y")
+        assert core.encode_piece_bytes(near) != [ranks[data]]
+        assert core.decode_bytes(core.encode_piece_bytes(near)) == near
