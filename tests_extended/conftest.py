@@ -22,6 +22,16 @@ import tiktoken.load
 
 from backend_fixtures import backend, cython_backend  # noqa: F401  (fixtures, from tests/)
 
+try:
+    from bpe import _core
+except ImportError:  # pragma: no cover - the compiled core is built before the checks run
+    _core = None
+
+# As in tests/: encoders build their pair signatures at the first merged piece (normally after
+# 20,000), so every check here runs with them; test_corpora_identity.py also runs without.
+if _core is not None:
+    _core._set_default_signatures_after(0)
+
 REPO_ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 ENCODINGS = ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"]

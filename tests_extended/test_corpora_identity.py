@@ -149,3 +149,22 @@ def test_whole_corpora_from_bytes_only_on_cython(name, cython_backend, corpus, o
         assert bad == 0, f"{c}: {bad} mismatched ids, first at {first}"
         total += len(theirs)
     print(f"\n[corpora identity] {name} cython, bytes only: {total:,} tokens compared, 0 mismatches")
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_whole_corpora_without_pair_signatures_on_cython(name, cython_backend, corpus, oracle):
+    """The same with the pair signatures off (every pair of parts looked up), so that the merge
+    loop is checked against tiktoken on everything with and without them."""
+    shared = bpe.get_encoding(name)
+    tok = bpe.Tokenizer(shared.mergeable_ranks, pattern=name)
+    assert tok._core._set_signatures(False) is True
+    enc = oracle(name)
+    total = 0
+    for c in CORPORA:
+        text = corpus(c)
+        theirs = enc.encode_ordinary(text)
+        bad, first = _diff(tok.encode_ordinary(text), theirs)
+        assert bad == 0, f"{c}: {bad} mismatched ids, first at {first}"
+        total += len(theirs)
+    assert tok._core._signatures_state() == "ready"     # built, but turned off
+    print(f"\n[corpora identity] {name} cython, no pair signatures: {total:,} tokens compared, 0 mismatches")
