@@ -339,36 +339,6 @@ cdef int bt_build_trie(Backtrack* bt, const TokenTable* t, const tok_t* byte_ran
     return status
 
 
-cdef bint _bpe_alone_gives(const TokenTable* t, const tok_t* byte_rank, const uint8_t* p, Py_ssize_t n,
-                           tok_t token, tok_t* part, int32_t* start) noexcept nogil:
-    # Whether byte-level BPE on p[:n] alone ends as the single token `token` (a plain
-    # quadratic run, for the few tokens that have no canonical split; part and start have
-    # room for n + 1)
-    cdef Py_ssize_t k = n, i, best_i
-    cdef tok_t r, best
-    for i in range(n):
-        part[i] = byte_rank[p[i]]
-        start[i] = <int32_t>i
-    start[n] = <int32_t>n
-    while k > 1:
-        best = NO_RANK
-        best_i = -1
-        for i in range(k - 1):
-            r = tt_find(t, p + start[i], start[i + 2] - start[i])
-            if r != NO_TOKEN and r < best:
-                best = r
-                best_i = i
-        if best_i < 0:
-            return False
-        part[best_i] = best
-        for i in range(best_i + 1, k - 1):
-            part[i] = part[i + 1]
-            start[i] = start[i + 1]
-        start[k - 1] = start[k]
-        k -= 1
-    return part[0] == token
-
-
 cdef inline bint _bt_reachable(const Backtrack* bt, const TokenTable* t, tok_t x) noexcept nogil:
     return t.length[x] == 1 or bt.left[x] != NO_TOKEN
 
@@ -437,6 +407,8 @@ cdef int _bt_fill_splits(Backtrack* bt, const TokenTable* t, const tok_t* byte_r
     # A token without a split that BPE still makes from its own bytes has a merge of a
     # higher rank on its way (ranks not in merge order): then neither this encoder nor the
     # signatures may rely on the splits.  Tables made by BPE training have none.
+    if not unsplit_pairs:
+        return 0
     for i in range(n_ids):
         n = t.length[i]
         if n > max_len:
@@ -445,7 +417,7 @@ cdef int _bt_fill_splits(Backtrack* bt, const TokenTable* t, const tok_t* byte_r
     starts = <int32_t*>malloc((max_len + 1) * sizeof(int32_t))
     if part == NULL or starts == NULL:
         status = -1
-    elif unsplit_pairs:
+    else:
         for i in range(n_ids):
             n = t.length[i]
             if n < 2 or bt.left[i] != NO_TOKEN:
@@ -456,7 +428,7 @@ cdef int _bt_fill_splits(Backtrack* bt, const TokenTable* t, const tok_t* byte_r
             for k in range(1, n):
                 if tt_find(t, b, k) != NO_TOKEN and tt_find(t, b + k, n - k) != NO_TOKEN:
                     # BPE's last merge could make it: run BPE on its bytes alone
-                    if _bpe_alone_gives(t, byte_rank, b, n, <tok_t>i, part, starts):
+                    if bpe_alone_tau(t, byte_rank, b, n, <tok_t>i, part, starts) >= 0:
                         status = 1
                     break
             if status:

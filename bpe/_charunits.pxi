@@ -220,30 +220,7 @@ cdef tok_t _cu_tau(const TokenTable* t, const tok_t* byte_rank, const uint8_t* p
     # ends as the single token `token`, else -1
     cdef tok_t part[4]
     cdef int32_t start[5]
-    cdef Py_ssize_t k = n, i, best_i
-    cdef tok_t r, best, tau = -1
-    for i in range(n):
-        part[i] = byte_rank[p[i]]
-        start[i] = <int32_t>i
-    start[n] = <int32_t>n
-    while k > 1:
-        best = NO_RANK
-        best_i = -1
-        for i in range(k - 1):
-            r = tt_find(t, p + start[i], start[i + 2] - start[i])
-            if r != NO_TOKEN and r < best:
-                best = r
-                best_i = i
-        if best_i < 0:
-            return -1
-        part[best_i] = best
-        tau = best if best > tau else tau
-        for i in range(best_i + 1, k - 1):
-            part[i] = part[i + 1]
-        for i in range(best_i + 1, k):
-            start[i] = start[i + 1]
-        k -= 1
-    return tau if part[0] == token else -1
+    return bpe_alone_tau(t, byte_rank, p, n, token, part, start)
 
 
 cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) except -1:

@@ -17,6 +17,8 @@ Performance notes
   (tiktoken's own approach), O(n^2) but with tiny constants and no allocation.
 * More units: a min-heap of merge candidates keyed by (rank, start) with lazy
   invalidation, O(n log n), same result.
+* Pairs of parts that are the canonical split of no token are skipped without a lookup
+  (bpe/_signatures.pxi); built once an encoder has merged 20,000 pieces.
 * While a piece is encoded, the next one is already found and its table slot prefetched.
 * Pieces over BT_MIN_BYTES (256) bytes (100k spaces, a whole document with
   ``pattern=None``): the backtracking encoder (see its section), linear in practice.  Its
@@ -850,6 +852,37 @@ cdef Py_ssize_t bpe_piece(const TokenTable* t, const tok_t* byte_rank, const tok
     else:
         limit = max_rank
     return _merge_loop(t, byte_rank, pair2, NULL, p, n, limit, loc, out)
+
+
+cdef tok_t bpe_alone_tau(const TokenTable* t, const tok_t* byte_rank, const uint8_t* p, Py_ssize_t n,
+                         tok_t token, tok_t* part, int32_t* start) noexcept nogil:
+    """Byte-level BPE on ``p[:n]`` alone, the plain quadratic way (for table building, not for
+    encoding): the highest rank merged on the way when it ends as the single token ``token``,
+    else -1.  ``part`` and ``start`` are scratch with room for n and n + 1."""
+    cdef Py_ssize_t k = n, i, best_i
+    cdef tok_t r, best, tau = -1
+    for i in range(n):
+        part[i] = byte_rank[p[i]]
+        start[i] = <int32_t>i
+    start[n] = <int32_t>n
+    while k > 1:
+        best = NO_RANK
+        best_i = -1
+        for i in range(k - 1):
+            r = tt_find(t, p + start[i], start[i + 2] - start[i])
+            if r != NO_TOKEN and r < best:
+                best = r
+                best_i = i
+        if best_i < 0:
+            return -1
+        part[best_i] = best
+        tau = best if best > tau else tau
+        for i in range(best_i + 1, k - 1):
+            part[i] = part[i + 1]
+        for i in range(best_i + 1, k):
+            start[i] = start[i + 1]
+        k -= 1
+    return tau if part[0] == token else -1
 
 
 # The backtracking encoder (pieces over 256 bytes): bpe/_backtrack.pxi

@@ -529,6 +529,34 @@ def test_signatures_wait_for_enough_merged_pieces(cython_backend):
     assert enc._core._signatures_state() == "ready"
 
 
+def test_signatures_build_once_under_threads(cython_backend):
+    """Threads that reach the build threshold together all wait for one build and agree."""
+    base = bpe.get_encoding("o200k_base")
+    text = read_text("mixed.txt")
+    expected = tiktoken_encoding("o200k_base").encode_ordinary(text)
+    for _ in range(2):
+        fresh = bpe.Tokenizer(base.mergeable_ranks, pattern="o200k_base")
+        fresh._core._set_signatures(True, 30)
+        results, errors = [], []
+        barrier = threading.Barrier(4)
+
+        def work():
+            try:
+                barrier.wait()
+                results.append(fresh.encode_ordinary(text))
+            except Exception as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        assert results == [expected] * 4
+        assert fresh._core._signatures_state() == "ready"
+
+
 def test_signatures_on_trained_vocabularies(cython_backend):
     """Vocabularies made by BPE training (ranks in merge order) get signatures, and the
     merge loop with them agrees with the pure-Python reference."""
