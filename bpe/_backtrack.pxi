@@ -352,7 +352,7 @@ cdef int _bt_fill_splits(Backtrack* bt, const TokenTable* t, const tok_t* byte_r
     cdef tok_t* part = NULL
     cdef int32_t* starts = NULL
     cdef int status = 0
-    cdef bint two_tokens, unsplit_pairs = False   # a token without a split spells two tokens
+    cdef bint unsplit = False        # some token (of BPE's, not special) has no split
     if n_ids >= BT_MAX_NODES:
         return 1
     bt.left = <tok_t*>malloc(n_ids * sizeof(tok_t))
@@ -381,16 +381,12 @@ cdef int _bt_fill_splits(Backtrack* bt, const TokenTable* t, const tok_t* byte_r
         b = t.blob + t.off[i]
         if tt_find(t, b, n) != i:
             continue                     # a special token: BPE never produces it
-        two_tokens = False
         for k in range(n - 1, 0, -1):
             l = tt_find(t, b, k)
-            if l == NO_TOKEN:
+            if l == NO_TOKEN or l >= i or not _bt_reachable(bt, t, l):
                 continue
             r = tt_find(t, b + k, n - k)
-            if r == NO_TOKEN:
-                continue
-            two_tokens = True
-            if l >= i or r >= i or not _bt_reachable(bt, t, l) or not _bt_reachable(bt, t, r):
+            if r == NO_TOKEN or r >= i or not _bt_reachable(bt, t, r):
                 continue
             if bt_valid(bt, l, r):
                 bt.left[i] = l
@@ -402,12 +398,12 @@ cdef int _bt_fill_splits(Backtrack* bt, const TokenTable* t, const tok_t* byte_r
                 bt.pairs[j].right = <uint32_t>r
                 bt.pairs[j].token = <tok_t>i
                 break
-        if two_tokens and bt.left[i] == NO_TOKEN:
-            unsplit_pairs = True
+        if bt.left[i] == NO_TOKEN:
+            unsplit = True
     # A token without a split that BPE still makes from its own bytes has a merge of a
     # higher rank on its way (ranks not in merge order): then neither this encoder nor the
     # signatures may rely on the splits.  Tables made by BPE training have none.
-    if not unsplit_pairs:
+    if not unsplit:
         return 0
     for i in range(n_ids):
         n = t.length[i]
