@@ -214,15 +214,6 @@ cdef int _cu_build_with_gil(CharUnits* cu, const TokenTable* t, const tok_t* byt
     return state
 
 
-cdef tok_t _cu_tau(const TokenTable* t, const tok_t* byte_rank, const uint8_t* p, Py_ssize_t n,
-                   tok_t token) noexcept nogil:
-    # BPE on one character's bytes alone (n <= 4): the highest rank merged on the way when it
-    # ends as the single token `token`, else -1
-    cdef tok_t part[4]
-    cdef int32_t start[5]
-    return bpe_alone_tau(t, byte_rank, p, n, token, part, start)
-
-
 cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) except -1:
     # First single[c] = (id, tau(c)) for the characters that pass condition 1.  Then one
     # pass over the tokens (in rank order, so the lists below come out sorted) finds
@@ -236,6 +227,8 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
     cdef const uint8_t* b
     cdef uint32_t key
     cdef tok_t tau
+    cdef tok_t part[4]                       # scratch of bpe_alone_tau (a character's bytes)
+    cdef int32_t part_start[5]
     cdef object entry
     for tid in range(t.n_ids):
         n = t.length[tid]
@@ -246,7 +239,9 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
                 while j < n and 0x80 <= b[j] < 0xC0:
                     j += 1
                 if j == n:
-                    tau = _cu_tau(t, byte_rank, b, n, <tok_t>tid)
+                    # BPE on the character's bytes alone: the highest rank it merges, -1 if it
+                    # does not end as this token
+                    tau = bpe_alone_tau(t, byte_rank, b, n, <tok_t>tid, part, part_start)
                     if tau >= 0:
                         key = _pack(b, n)
                         single[key] = (tid, tau)

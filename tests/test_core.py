@@ -456,6 +456,14 @@ def _random_vocabulary(rng, alphabet, size):
     return ranks
 
 
+def _reference_of(ranks, pattern=None):
+    _backend.use("python")
+    try:
+        return bpe.Tokenizer(ranks, pattern=pattern)
+    finally:
+        _backend.use("cython")
+
+
 def test_character_units_on_random_vocabularies(cython_backend):
     """Random vocabularies and texts: whole-character units, bytes only and the pure-Python
     reference agree."""
@@ -465,11 +473,7 @@ def test_character_units_on_random_vocabularies(cython_backend):
     for round_ in range(30):
         ranks = _random_vocabulary(rng, alphabet, rng.choice([50, 200, 600]))
         fast = bpe.Tokenizer(ranks, pattern=None)
-        _backend.use("python")
-        try:
-            reference = bpe.Tokenizer(ranks, pattern=None)
-        finally:
-            _backend.use("cython")
+        reference = _reference_of(ranks)
         sizes.append(fast._core._char_units_size())
         for _ in range(40):
             text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60)))
@@ -491,14 +495,6 @@ def test_character_units_hook(cython_backend):
 def _all_pairs_looked_up(tok):
     """The merge loop looks every pair up (no pair signatures)."""
     return _core_setting(tok._core._set_signatures, False)
-
-
-def _reference_of(ranks, pattern=None):
-    _backend.use("python")
-    try:
-        return bpe.Tokenizer(ranks, pattern=pattern)
-    finally:
-        _backend.use("cython")
 
 
 @pytest.mark.parametrize("name", ENCODINGS)
@@ -573,20 +569,6 @@ def test_signatures_on_trained_vocabularies(cython_backend):
         assert whole._core._signatures_state() == "ready"
 
 
-def _out_of_order_vocabulary(rng, alphabet, size):
-    """Random substrings of random text, ranked in random order: many tokens form through
-    merges of higher rank than their own."""
-    ranks = {bytes([b]): b for b in range(256)}
-    sample = "".join(rng.choice(alphabet) for _ in range(4000)).encode("utf-8")
-    tokens = set()
-    while len(tokens) < size:
-        i = rng.randrange(len(sample) - 1)
-        tokens.add(sample[i:i + rng.randint(2, 7)])
-    for token in rng.sample(sorted(tokens), len(tokens)):
-        ranks.setdefault(token, len(ranks))
-    return ranks
-
-
 def test_out_of_order_vocabularies_use_neither_splits_nor_backtracking(cython_backend):
     """When BPE forms a token through a merge ranked above it, canonical splits say nothing
     about which pairs merge: the signatures and the backtracking encoder (pieces over 256
@@ -601,7 +583,7 @@ def test_out_of_order_vocabularies_use_neither_splits_nor_backtracking(cython_ba
     rng = random.Random(5)
     alphabet = ["a", "b", "c", "\u0434", " "]
     for _ in range(12):
-        ranks = _out_of_order_vocabulary(rng, alphabet, rng.choice([50, 200]))
+        ranks = _random_vocabulary(rng, alphabet, rng.choice([50, 200]))  # ranks out of merge order
         fast = bpe.Tokenizer(ranks, pattern=None)
         reference = _reference_of(ranks)
         for _ in range(6):

@@ -133,13 +133,11 @@ def test_whole_corpora_as_single_pieces(name, cython_backend, corpus, oracle):
     assert bad == 0
 
 
-@pytest.mark.parametrize("name", ENCODINGS)
-def test_whole_corpora_from_bytes_only_on_cython(name, cython_backend, corpus, oracle):
-    """The same with whole-character units off (every piece merged from its bytes), so that
-    both starting points of the merge loop are checked against tiktoken on everything."""
-    shared = bpe.get_encoding(name)
-    tok = bpe.Tokenizer(shared.mergeable_ranks, pattern=name)
-    assert tok._core._set_char_units(False) is True
+def _fresh_encoder_on_all_corpora(name, corpus, oracle, setting):
+    """A fresh encoder of ``name`` with one test hook set (``setting(core)``) encodes every
+    corpus whole; each must give tiktoken's ids.  Returns the encoder and the tokens compared."""
+    tok = bpe.Tokenizer(bpe.get_encoding(name).mergeable_ranks, pattern=name)
+    setting(tok._core)
     enc = oracle(name)
     total = 0
     for c in CORPORA:
@@ -148,6 +146,17 @@ def test_whole_corpora_from_bytes_only_on_cython(name, cython_backend, corpus, o
         bad, first = _diff(tok.encode_ordinary(text), theirs)
         assert bad == 0, f"{c}: {bad} mismatched ids, first at {first}"
         total += len(theirs)
+    return tok, total
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_whole_corpora_from_bytes_only_on_cython(name, cython_backend, corpus, oracle):
+    """The same with whole-character units off (every piece merged from its bytes), so that
+    both starting points of the merge loop are checked against tiktoken on everything."""
+    def bytes_only(core):
+        assert core._set_char_units(False) is True
+
+    _, total = _fresh_encoder_on_all_corpora(name, corpus, oracle, bytes_only)
     print(f"\n[corpora identity] {name} cython, bytes only: {total:,} tokens compared, 0 mismatches")
 
 
@@ -155,16 +164,9 @@ def test_whole_corpora_from_bytes_only_on_cython(name, cython_backend, corpus, o
 def test_whole_corpora_without_pair_signatures_on_cython(name, cython_backend, corpus, oracle):
     """The same with the pair signatures off (every pair of parts looked up), so that the merge
     loop is checked against tiktoken on everything with and without them."""
-    shared = bpe.get_encoding(name)
-    tok = bpe.Tokenizer(shared.mergeable_ranks, pattern=name)
-    assert tok._core._set_signatures(False) is True
-    enc = oracle(name)
-    total = 0
-    for c in CORPORA:
-        text = corpus(c)
-        theirs = enc.encode_ordinary(text)
-        bad, first = _diff(tok.encode_ordinary(text), theirs)
-        assert bad == 0, f"{c}: {bad} mismatched ids, first at {first}"
-        total += len(theirs)
+    def every_pair_looked_up(core):
+        assert core._set_signatures(False) is True
+
+    tok, total = _fresh_encoder_on_all_corpora(name, corpus, oracle, every_pair_looked_up)
     assert tok._core._signatures_state() == "ready"     # built, but turned off
     print(f"\n[corpora identity] {name} cython, no pair signatures: {total:,} tokens compared, 0 mismatches")
