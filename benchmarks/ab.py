@@ -1,13 +1,20 @@
 """A/B of two builds of bpe, for changes too small to see across separate benchmark runs.
 
     python -m benchmarks.ab DIR_A DIR_B [--encoding o200k_base] [--files english.txt,spanish.txt]
-                            [--rounds 7]
+                            [--rounds 7] [--peers tiktoken,bpe-openai]
 
 DIR_A and DIR_B each hold a built ``bpe`` package (e.g. a copy of ``bpe/`` after
 ``python setup.py build_ext --inplace`` on each version).  Each round starts one fresh
 process per build, alternately; each process encodes the first 800 KB of the named corpus
 files as ~8 KB documents five times (cold caches before each) and reports its best MB/s.
 Prints the medians and B/A.  It measures; it does not judge.
+
+With ``--peers``, each process also times the named peers (labels of ``benchmarks.run.peers``)
+on the same documents, interleaved with bpe round by round as ``python -m benchmarks`` does.
+That matters: the peers' work between bpe's rounds evicts bpe's tables from the CPU caches,
+which a process timing bpe alone never sees (o200k non-Latin: about 15% slower).  Each
+process then reports the median MB/s of bpe and of tiktoken, and the A/B compares both bpe's
+speed and its ratio to tiktoken (which also cancels much of the host's drift).
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import sys, time
 sys.path.insert(0, sys.argv[1])
 import bpe
 assert bpe.__file__.startswith(sys.argv[1]), bpe.__file__
-name, files, corpora = sys.argv[2], sys.argv[3].split(","), sys.argv[4]
+name, files, corpora, peer_labels, repo = sys.argv[2], sys.argv[3].split(","), sys.argv[4], sys.argv[5], sys.argv[6]
 docs = []
 for f in files:
     with open(f"{corpora}/{f}", encoding="utf-8") as fh:
@@ -33,14 +40,24 @@ enc = bpe.get_encoding(name)
 n_bytes = sum(len(d.encode("utf-8")) for d in docs)
 for d in docs:
     enc.encode_ordinary(d)           # builds any lazy tables before timing
-best = float("inf")
-for _ in range(5):
-    enc._core._forget_cached_pieces()
-    t = time.perf_counter()
-    for d in docs:
-        enc.encode_ordinary(d)
-    best = min(best, time.perf_counter() - t)
-print(n_bytes / best / 1e6)
+if not peer_labels:
+    best = float("inf")
+    for _ in range(5):
+        enc._core._forget_cached_pieces()
+        t = time.perf_counter()
+        for d in docs:
+            enc.encode_ordinary(d)
+        best = min(best, time.perf_counter() - t)
+    print(n_bytes / best / 1e6, "nan")
+else:
+    sys.path.insert(1, repo)
+    from benchmarks.run import peers, interleaved, cold_start
+    every = peers(name)
+    encoders = {"bpe": enc}
+    encoders.update({k: every[k] for k in peer_labels.split(",")})
+    med = interleaved({k: (lambda e=e: [e.encode_ordinary(d) for d in docs]) for k, e in encoders.items()},
+                      9, {"bpe": cold_start(enc)})
+    print(n_bytes / med["bpe"] / 1e6, n_bytes / med["tiktoken"] / 1e6 if "tiktoken" in med else "nan")
 """
 
 
@@ -51,19 +68,29 @@ def main(argv=None) -> int:
     parser.add_argument("--encoding", default="o200k_base")
     parser.add_argument("--files", default="english.txt,spanish.txt")
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--peers", default="",
+                        help="peers to time between bpe's rounds in each process, e.g. tiktoken,bpe-openai")
     args = parser.parse_args(argv)
     here = os.path.dirname(os.path.abspath(__file__))
-    corpora = os.path.join(os.environ.get("BPE_SHARED_DATA") or os.path.join(here, "..", "..", "shared", "data"),
+    repo = os.path.dirname(here)
+    corpora = os.path.join(os.environ.get("BPE_SHARED_DATA") or os.path.join(repo, "..", "shared", "data"),
                            "corpora")
     speeds: dict[str, list[float]] = {"A": [], "B": []}
+    ratios: dict[str, list[float]] = {"A": [], "B": []}
     for _ in range(args.rounds):
         for label, folder in (("A", args.dir_a), ("B", args.dir_b)):
             out = subprocess.run([sys.executable, "-c", _CHILD, os.path.abspath(folder), args.encoding, args.files,
-                                  corpora], capture_output=True, text=True, check=True, cwd="/")
-            speeds[label].append(float(out.stdout))
+                                  corpora, args.peers, repo], capture_output=True, text=True, check=True, cwd="/")
+            ours, tiktoken = (float(x) for x in out.stdout.split())
+            speeds[label].append(ours)
+            ratios[label].append(ours / tiktoken)
     a, b = statistics.median(speeds["A"]), statistics.median(speeds["B"])
-    print(f"{args.encoding} {args.files}: A {a:.1f} MB/s, B {b:.1f} MB/s, B/A {b / a:.3f} "
-          f"(medians of {args.rounds} alternating rounds)")
+    line = (f"{args.encoding} {args.files}: A {a:.1f} MB/s, B {b:.1f} MB/s, B/A {b / a:.3f} "
+            f"(medians of {args.rounds} alternating rounds")
+    if "tiktoken" in args.peers.split(","):
+        ra, rb = statistics.median(ratios["A"]), statistics.median(ratios["B"])
+        line += f"; bpe/tiktoken A {ra:.2f}x, B {rb:.2f}x, B/A {rb / ra:.3f}"
+    print(line + ")")
     return 0
 
 

@@ -895,25 +895,29 @@ include "_charunits.pxi"
 include "_signatures.pxi"
 
 
-cdef inline void _prefetch_lookup(const TokenTable* t, uint64_t h) noexcept nogil:
-    # start fetching what looking up a string of hash h will read: its filter word and slot
+cdef inline void _prefetch_lookup(const TokenTable* t, const Local* loc, uint64_t h) noexcept nogil:
+    # start fetching what looking up a piece of hash h will read: its filter word, its slot
+    # and its set of the piece cache
     bpe_prefetch(&t.filter[h >> 48])
     bpe_prefetch(&t.slots[h & <uint64_t>(t.n_slots - 1)])
+    bpe_prefetch(bpe_cache_set(loc.pieces, h))
 
 
 cdef enum:
-    # count_text finds this many pieces (and prefetches their table slots) before it counts
-    # any; _encode_utf8 does the same one piece ahead, in its own loop, so that the scanner
-    # stays inlined into the hot loop
+    # _encode_utf8 and count_text find this many pieces (and prefetch what their lookups
+    # read) before they encode any
     SCAN_AHEAD = 16
 
 
-cdef inline Py_ssize_t _scan_ahead(const TokenTable* t, int pid, const uint8_t* p, Py_ssize_t n,
-                                   Py_ssize_t i, Py_ssize_t* bounds, uint64_t* hashes) noexcept nogil:
+cdef inline Py_ssize_t _scan_ahead(const TokenTable* t, const Local* loc, int pid, const uint8_t* p,
+                                   Py_ssize_t n, Py_ssize_t i, Py_ssize_t* bounds,
+                                   uint64_t* hashes) noexcept nogil:
     # Find up to SCAN_AHEAD pieces from p[i:]: piece c is p[bounds[c]:bounds[c + 1]] with hash
-    # hashes[c].  Their token-table slots are prefetched here, so that the lookups of a
-    # batch wait for memory together instead of one after another.  Returns the number of
-    # pieces, or -2 for a piece of 2 GiB or more.
+    # hashes[c].  Their token-table slots and piece-cache sets are prefetched here, so that
+    # the lookups of a batch wait for memory together instead of one after another (one
+    # piece ahead was too close: a piece that is a token takes about 25 ns, a line from
+    # memory about 100; and between a benchmark's rounds the other tokenizers evict these
+    # tables).  Returns the number of pieces, or -2 for a piece of 2 GiB or more.
     cdef Py_ssize_t c = 0, j
     bounds[0] = i
     while c < SCAN_AHEAD and i < n:
@@ -922,7 +926,7 @@ cdef inline Py_ssize_t _scan_ahead(const TokenTable* t, int pid, const uint8_t* 
             return -2
         if j - i > 1:
             hashes[c] = hash_bytes(p + i, j - i)
-            _prefetch_lookup(t, hashes[c])
+            _prefetch_lookup(t, loc, hashes[c])
         c += 1
         bounds[c] = j
         i = j
@@ -1028,32 +1032,24 @@ cdef class Encoder:
         """Split ``p[:n]`` with pattern ``pid`` and write the ids of every piece to ``out``
         (room for n ids).  Returns how many, or -1 (out of memory) / -2 (a piece of 2 GiB).
 
-        Each piece is found (and its token-table slot prefetched) one step before it is
-        encoded, so that its lookup usually finds the slot in cache."""
-        cdef Py_ssize_t i = 0, j = 0, j2, k = 0, m
-        cdef uint64_t h = 0, h2 = 0
+        Pieces are found SCAN_AHEAD at a time (``_scan_ahead``, which prefetches what their
+        lookups read), then encoded."""
+        cdef Py_ssize_t i = 0, k = 0, m, count, c
+        cdef Py_ssize_t bounds[SCAN_AHEAD + 1]
+        cdef uint64_t hashes[SCAN_AHEAD]
         cdef Local loc = _local(self.gen, &self.sigs)
-        while True:
-            # p[i:j] is found but not yet encoded; find the piece after it
-            j2 = j
-            if j < n:
-                j2 = scan_piece(pid, p, n, j)
-                if j2 - j >= 0x7FFFFFFF:
-                    return -2
-                if j2 - j > 1:
-                    h2 = hash_bytes(p + j, j2 - j)
-                    _prefetch_lookup(&self.table, h2)
-            if i < j:
+        while i < n:
+            count = _scan_ahead(&self.table, &loc, pid, p, n, i, bounds, hashes)
+            if count < 0:
+                return count
+            for c in range(count):
                 m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &self.cu, &loc,
-                                     p + i, j - i, h, out + k)
+                                     p + bounds[c], bounds[c + 1] - bounds[c], hashes[c], out + k)
                 if m < 0:
                     return -1
                 k += m
-            if j2 == j:
-                return k
-            i = j
-            j = j2
-            h = h2
+            i = bounds[count]
+        return k
 
     def encode_text(self, str text, str pattern, bint packed=False):
         """Split ``text`` with the named ``pattern``'s scanner and encode it, all without the
@@ -1103,7 +1099,7 @@ cdef class Encoder:
             with nogil:
                 loc = _local(self.gen, &self.sigs)
                 while i < n and k >= 0:
-                    count = _scan_ahead(&self.table, pid, p, n, i, bounds, hashes)
+                    count = _scan_ahead(&self.table, &loc, pid, p, n, i, bounds, hashes)
                     if count < 0:
                         m = count
                         break
