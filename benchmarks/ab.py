@@ -50,11 +50,15 @@ if not peer_labels:
         best = min(best, time.perf_counter() - t)
     print(n_bytes / best / 1e6, "nan")
 else:
-    sys.path.insert(1, repo)
+    sys.path.insert(0, repo)              # this checkout's benchmarks (bpe is already imported)
     from benchmarks.run import peers, interleaved, cold_start
-    every = peers(name)
+    labels = peer_labels.split(",")
+    every = peers(name, frozenset(labels))
+    missing = [k for k in labels if k not in every]
+    if missing:
+        sys.exit(f"peers not installed or not available for {name}: {', '.join(missing)}")
     encoders = {"bpe": enc}
-    encoders.update({k: every[k] for k in peer_labels.split(",")})
+    encoders.update({k: every[k] for k in labels})
     med = interleaved({k: (lambda e=e: [e.encode_ordinary(d) for d in docs]) for k, e in encoders.items()},
                       9, {"bpe": cold_start(enc)})
     print(n_bytes / med["bpe"] / 1e6, n_bytes / med["tiktoken"] / 1e6 if "tiktoken" in med else "nan")
@@ -80,7 +84,10 @@ def main(argv=None) -> int:
     for _ in range(args.rounds):
         for label, folder in (("A", args.dir_a), ("B", args.dir_b)):
             out = subprocess.run([sys.executable, "-c", _CHILD, os.path.abspath(folder), args.encoding, args.files,
-                                  corpora, args.peers, repo], capture_output=True, text=True, check=True, cwd="/")
+                                  corpora, args.peers, repo], capture_output=True, text=True, cwd="/")
+            if out.returncode != 0:
+                sys.stderr.write(out.stderr)
+                return 1
             ours, tiktoken = (float(x) for x in out.stdout.split())
             speeds[label].append(ours)
             ratios[label].append(ours / tiktoken)

@@ -80,24 +80,28 @@ def documents(files: list[str], limit_bytes: int, doc_chars: int = 8000) -> list
 # ------------------------------------------------------------------------------- peers
 
 @functools.lru_cache(maxsize=None)
-def peers(name: str) -> dict[str, object]:
-    """Encoders by label; each has encode_ordinary(str) -> list[int]."""
+def peers(name: str, only: Optional[frozenset[str]] = None) -> dict[str, object]:
+    """Encoders by label (``only``: just these peers, besides bpe); each has
+    encode_ordinary(str) -> list[int]."""
     import bpe
 
+    wanted = (lambda label: only is None or label in only)
     ours = bpe.get_encoding(name)
     out: dict[str, object] = {"bpe": ours}
+    tk = None
     try:
         import tiktoken
 
         tk = tiktoken.Encoding(name=name, pat_str=ours.pattern, mergeable_ranks=ours.mergeable_ranks,
                                special_tokens=ours.special_tokens)
-        out["tiktoken"] = tk
+        if wanted("tiktoken"):
+            out["tiktoken"] = tk
     except ImportError:
-        tk = None
+        pass
     try:
         import riptoken
 
-        if tk is not None:
+        if tk is not None and wanted("riptoken"):
             out["riptoken"] = riptoken.Encoding(riptoken.CoreBPE(ours.mergeable_ranks, ours.special_tokens,
                                                                  ours.pattern), tk)
     except ImportError:
@@ -105,14 +109,15 @@ def peers(name: str) -> dict[str, object]:
     try:
         import bpe_openai
 
-        if name in ("cl100k_base", "o200k_base"):
+        if name in ("cl100k_base", "o200k_base") and wanted("bpe-openai"):
             out["bpe-openai"] = bpe_openai.get_encoding(name)
     except ImportError:
         pass
-    try:
-        out["hf-tokenizers"] = _hf_from_ranks(ours)
-    except ImportError:
-        pass
+    if wanted("hf-tokenizers"):
+        try:
+            out["hf-tokenizers"] = _hf_from_ranks(ours)
+        except ImportError:
+            pass
     return out
 
 

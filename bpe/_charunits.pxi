@@ -35,7 +35,11 @@
 # context strings that would break it: X for a token X + (proper prefix of c) or X + c + Y,
 # Y for a token (proper suffix of c) + Y or c + Y, each ranked <= tau(c) (for X + c + Y only
 # X is checked: a superset of the places where it matches).  Most characters have none or
-# one or two (" ", mostly), and a piece checks them with a few byte compares.
+# one or two (" ", mostly), and a piece checks them with a few byte compares.  Some have
+# dozens (o200k_base: tokens that end in a Cyrillic lead byte after another letter), so each
+# character with strings also keeps two 64-bit masks of their outer bytes (the last byte of
+# the left strings, the first of the right ones, 6 bits each): when the text's byte there is
+# not in the mask, none of that side's strings can match and none is compared.
 #
 # On the shared multilingual corpus (o200k_base) the merge loop then starts from half as many
 # units and does a quarter of the merges.  The table has 8-byte slots (64 KiB for o200k_base)
@@ -60,9 +64,11 @@ ctypedef struct CharSlot:
 
 
 ctypedef struct CharContexts:
-    uint32_t offset          # of its context strings in the pool: [length][bytes]...
+    uint32_t offset          # of its entry in the pool: two 8-byte masks, then its context
+                             # strings, [length][bytes] each: the left ones, then the right ones
     uint16_t n_left          # strings that must not end right before it
     uint16_t n_right         # strings that must not start right after it
+    uint32_t left_bytes      # pool bytes of the left strings (to skip them)
 
 
 cdef enum:
@@ -136,13 +142,25 @@ cdef inline bint _cu_blocked(const CharUnits* cu, Py_ssize_t slot, const uint8_t
         return True
     if not (v & CU_CONTEXTS):
         return False
+    # bit (b & 63) of the first mask is set for the last byte b of each left string, of the
+    # second for the first byte of each right string: most characters are then cleared by
+    # one test per side instead of a compare per string
     c = &cu.contexts[slot]
     q = cu.pool + c.offset
-    for k in range(c.n_left):
-        m = q[0]
-        if m <= i and p[i - 1] == q[m] and memcmp(p + i - m, q + 1, m) == 0:
-            return True
-        q += 1 + m
+    cdef uint64_t before, after
+    memcpy(&before, q, 8)
+    memcpy(&after, q + 8, 8)
+    q += 16
+    if i > 0 and (before >> (p[i - 1] & 63)) & 1:
+        for k in range(c.n_left):
+            m = q[0]
+            if m <= i and p[i - 1] == q[m] and memcmp(p + i - m, q + 1, m) == 0:
+                return True
+            q += 1 + m
+    else:
+        q += c.left_bytes
+    if not (i + L < n and (after >> (p[i + L] & 63)) & 1):
+        return False
     for k in range(c.n_right):
         m = q[0]
         if i + L + m <= n and p[i + L] == q[1] and memcmp(p + i + L, q + 1, m) == 0:
@@ -294,7 +312,7 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
     cdef list chars = []
     cdef tok_t token
     cdef list left, right
-    cdef object other, at
+    cdef object other, at, before, after, lb
     cdef const uint8_t* c
     cdef Py_ssize_t ctx, src
     for key, (token, tau) in single.items():
@@ -327,23 +345,33 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
             continue
         # " " alone before it is kept as a flag in the slot, not as a string
         after_space = False
+        before = 0
+        after = 0
         for i in range(len(left) - 2, -1, -2):
             if left[i] == 1 and t.blob[t.off[<Py_ssize_t>left[i + 1]]] == 0x20:
                 after_space = True
                 del left[i:i + 2]
-        chars.append((key, token, after_space, len(pool), len(left) // 2, len(right) // 2))
+        at = len(pool)
+        if left or right:
+            pool += bytes(16)                # the masks, filled below
         for i in range(0, len(left), 2):
             # X of a token X + (part of) c: the token's first ctx bytes
             ctx = left[i]
             src = left[i + 1]
             pool.append(ctx)
             pool += PyBytes_FromStringAndSize(<char*>t.blob + t.off[src], ctx)
+            before |= (<object>1) << (pool[len(pool) - 1] & 63)
+        lb = len(pool) - at - 16 if left or right else 0
+        chars.append((key, token, after_space, at, len(left) // 2, len(right) // 2, lb))
         for i in range(0, len(right), 2):
             # Y of a token (part of) c + Y: the token's last ctx bytes
             ctx = right[i]
             src = right[i + 1]
             pool.append(ctx)
             pool += PyBytes_FromStringAndSize(<char*>t.blob + t.off[src] + t.length[src] - ctx, ctx)
+            after |= (<object>1) << (pool[len(pool) - ctx] & 63)
+        if left or right:
+            pool[at:at + 16] = before.to_bytes(8, "little") + after.to_bytes(8, "little")
 
     cdef int bits = 4
     while (1 << bits) < 2 * len(chars) + 2:
@@ -362,7 +390,7 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
         memcpy(pool_c, <char*>pool, len(pool))
     cdef Py_ssize_t mask = (<Py_ssize_t>1 << bits) - 1
     cdef bint space
-    for key, token, space, tid, i, j in chars:
+    for key, token, space, tid, i, j, lb in chars:
         n = <Py_ssize_t>((key * 0x9E3779B1U) >> (32 - bits)) & mask
         while slots[n].key != 0:
             n = (n + 1) & mask
@@ -371,6 +399,7 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
         contexts[n].offset = <uint32_t>tid
         contexts[n].n_left = <uint16_t>i
         contexts[n].n_right = <uint16_t>j
+        contexts[n].left_bytes = <uint32_t>lb
     cu_free(cu)
     cu.slots = slots
     cu.contexts = contexts

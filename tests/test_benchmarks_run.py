@@ -37,3 +37,27 @@ def test_ab_runs_on_two_builds(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "B/A" in out.stdout
+
+
+def test_ab_with_peers_reports_the_ratio_to_tiktoken(tmp_path):
+    """``--peers tiktoken`` times tiktoken between bpe's rounds in each process and compares
+    bpe's speed relative to it; an unknown peer is refused by name."""
+    import bpe
+
+    pytest.importorskip("tiktoken")
+    if bpe.backend != "cython":
+        pytest.skip("benchmarks.ab times compiled builds (it forgets their caches between rounds)")
+    build = os.path.dirname(os.path.dirname(os.path.abspath(bpe.__file__)))
+    corpora = tmp_path / "corpora"
+    corpora.mkdir()
+    (corpora / "sample.txt").write_text(open(bpe.sample_path(), encoding="utf-8").read(), encoding="utf-8")
+    env = dict(os.environ, BPE_SHARED_DATA=str(tmp_path))
+    args = [sys.executable, "-m", "benchmarks.ab", build, build, "--files", "sample.txt", "--rounds", "1",
+            "--encoding", "cl100k_base"]
+    out = subprocess.run(args + ["--peers", "tiktoken"], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "bpe/tiktoken A" in out.stdout and "B/A" in out.stdout
+    bad = subprocess.run(args + ["--peers", "no-such-peer"], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert bad.returncode != 0 and "no-such-peer" in bad.stderr
