@@ -21,20 +21,26 @@ def test_benchmark_suite_runs():
     assert "machine: sha256 2 threads / 1 thread" in out.stdout
 
 
-def test_ab_runs_on_two_builds(tmp_path):
-    """``python -m benchmarks.ab`` compares two build folders (here: the same one twice)."""
+def _run_ab(tmp_path, *extra):
+    """``python -m benchmarks.ab`` on this build twice, over the bundled sample, with ``extra``
+    arguments (the test is skipped on the pure-Python backend)."""
     import bpe
 
     if bpe.backend != "cython":
         pytest.skip("benchmarks.ab times compiled builds (it forgets their caches between rounds)")
     build = os.path.dirname(os.path.dirname(os.path.abspath(bpe.__file__)))
     corpora = tmp_path / "corpora"
-    corpora.mkdir()
+    corpora.mkdir(exist_ok=True)
     (corpora / "sample.txt").write_text(open(bpe.sample_path(), encoding="utf-8").read(), encoding="utf-8")
     env = dict(os.environ, BPE_SHARED_DATA=str(tmp_path))
-    out = subprocess.run([sys.executable, "-m", "benchmarks.ab", build, build, "--files", "sample.txt",
-                          "--rounds", "1", "--encoding", "cl100k_base"], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, "-m", "benchmarks.ab", build, build, "--files", "sample.txt",
+                           "--rounds", "1", "--encoding", "cl100k_base", *extra], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_ab_runs_on_two_builds(tmp_path):
+    """``python -m benchmarks.ab`` compares two build folders (here: the same one twice)."""
+    out = _run_ab(tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "B/A" in out.stdout
 
@@ -42,22 +48,9 @@ def test_ab_runs_on_two_builds(tmp_path):
 def test_ab_with_peers_reports_the_ratio_to_tiktoken(tmp_path):
     """``--peers tiktoken`` times tiktoken between bpe's rounds in each process and compares
     bpe's speed relative to it; an unknown peer is refused by name."""
-    import bpe
-
     pytest.importorskip("tiktoken")
-    if bpe.backend != "cython":
-        pytest.skip("benchmarks.ab times compiled builds (it forgets their caches between rounds)")
-    build = os.path.dirname(os.path.dirname(os.path.abspath(bpe.__file__)))
-    corpora = tmp_path / "corpora"
-    corpora.mkdir()
-    (corpora / "sample.txt").write_text(open(bpe.sample_path(), encoding="utf-8").read(), encoding="utf-8")
-    env = dict(os.environ, BPE_SHARED_DATA=str(tmp_path))
-    args = [sys.executable, "-m", "benchmarks.ab", build, build, "--files", "sample.txt", "--rounds", "1",
-            "--encoding", "cl100k_base"]
-    out = subprocess.run(args + ["--peers", "tiktoken"], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=300)
+    out = _run_ab(tmp_path, "--peers", "tiktoken")
     assert out.returncode == 0, out.stderr[-2000:]
     assert "bpe/tiktoken A" in out.stdout and "B/A" in out.stdout
-    bad = subprocess.run(args + ["--peers", "no-such-peer"], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=300)
+    bad = _run_ab(tmp_path, "--peers", "no-such-peer")
     assert bad.returncode != 0 and "no-such-peer" in bad.stderr
