@@ -312,7 +312,7 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
     cdef list chars = []
     cdef tok_t token
     cdef list left, right
-    cdef object other, at, before, after, lb
+    cdef object other, at, before, after
     cdef const uint8_t* c
     cdef Py_ssize_t ctx, src
     for key, (token, tau) in single.items():
@@ -352,8 +352,10 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
                 after_space = True
                 del left[i:i + 2]
         at = len(pool)
-        if left or right:
-            pool += bytes(16)                # the masks, filled below
+        if not left and not right:
+            chars.append((key, token, after_space, at, 0, 0, 0))
+            continue
+        pool += bytes(16)                    # the masks, filled below
         for i in range(0, len(left), 2):
             # X of a token X + (part of) c: the token's first ctx bytes
             ctx = left[i]
@@ -361,8 +363,7 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
             pool.append(ctx)
             pool += PyBytes_FromStringAndSize(<char*>t.blob + t.off[src], ctx)
             before |= (<object>1) << (pool[len(pool) - 1] & 63)
-        lb = len(pool) - at - 16 if left or right else 0
-        chars.append((key, token, after_space, at, len(left) // 2, len(right) // 2, lb))
+        chars.append((key, token, after_space, at, len(left) // 2, len(right) // 2, len(pool) - at - 16))
         for i in range(0, len(right), 2):
             # Y of a token (part of) c + Y: the token's last ctx bytes
             ctx = right[i]
@@ -370,8 +371,7 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
             pool.append(ctx)
             pool += PyBytes_FromStringAndSize(<char*>t.blob + t.off[src] + t.length[src] - ctx, ctx)
             after |= (<object>1) << (pool[len(pool) - ctx] & 63)
-        if left or right:
-            pool[at:at + 16] = before.to_bytes(8, "little") + after.to_bytes(8, "little")
+        pool[at:at + 16] = before.to_bytes(8, "little") + after.to_bytes(8, "little")
 
     cdef int bits = 4
     while (1 << bits) < 2 * len(chars) + 2:

@@ -19,7 +19,8 @@ Performance notes
   invalidation, O(n log n), same result.
 * Pairs of parts that are the canonical split of no token are skipped without a lookup
   (bpe/_signatures.pxi); built once an encoder has merged 20,000 pieces.
-* While a piece is encoded, the next one is already found and its table slot prefetched.
+* Pieces are found 16 at a time and what their lookups read is prefetched before any is
+  encoded; the int objects of ids are prefetched as the id list is built.
 * Pieces over BT_MIN_BYTES (256) bytes (100k spaces, a whole document with
   ``pattern=None``): the backtracking encoder (see its section), linear in practice.  Its
   tables (about 20 MB for o200k_base, 0.1 s to build) are built on the first such piece.
@@ -54,6 +55,10 @@ cdef int _check_status(Py_ssize_t status) except -1:
     return 0
 
 
+cdef enum:
+    ID_AHEAD = 8     # _id_list's prefetch distance (4 to 32 measured alike)
+
+
 cdef list _id_list(PyObject** id_objs, const tok_t* ids, Py_ssize_t k):
     # The int object of each id is made once and kept (id_objs), so building a list of ids is
     # a reference increment per id instead of an allocation: that keeps the part of encoding
@@ -78,10 +83,6 @@ cdef list _id_list(PyObject** id_objs, const tok_t* ids, Py_ssize_t k):
         Py_INCREF(<object>v)
         PyList_SET_ITEM(out, i, <object>v)
     return out
-
-
-cdef enum:
-    ID_AHEAD = 8     # _id_list's prefetch distance (4 to 32 measured alike)
 
 
 # --------------------------------------------------------------------------------------------
