@@ -8,7 +8,9 @@ Sections: ``throughput`` (encode_ordinary MB/s per corpus group and encoding, on
 ~8 KB document, single thread), ``short`` (per-call time on 20-200 byte texts), ``count``
 (count() vs len(encode_ordinary())), ``worst`` (pathological inputs: 256 KB and 1 MB of one
 repeated character, spaces, digits, punctuation, an alternation, emoji), ``scripts`` (the
-multilingual corpus's lines grouped by script), ``batch`` (encode_ordinary_batch on 1 and 2
+multilingual corpus's lines grouped by script), ``split`` (the pre-tokenizer alone: bpe's
+compiled scanner against ``regex.findall`` with the same pattern, and its share of bpe's
+encode time), ``batch`` (encode_ordinary_batch on 1 and 2
 threads, encode_batch with special tokens allowed on 1 and 2 threads, and sha256 on 1 and 2
 threads as the machine's own ceiling) and
 ``load`` (time and resident memory to load o200k_base, in fresh processes; also with the
@@ -284,6 +286,35 @@ def bench_scripts(args) -> None:
         print(table(["script", "input"] + list(encoders) + [f"bpe / {k}" for k in encoders if k != "bpe"], rows))
 
 
+def bench_split(args) -> None:
+    print("\n## Pre-tokenization alone: bpe's compiled scanner against regex.findall with the same pattern"
+          " (MB/s, median)")
+    import regex
+
+    import bpe
+
+    try:
+        from bpe import _scanner
+    except ImportError:
+        print("\n(needs the compiled scanner)")
+        return
+    for name in args.encodings:
+        enc = bpe.get_encoding(name)
+        pattern = regex.compile(enc.pattern)
+        rows = []
+        for group, files in GROUPS.items():
+            docs = documents(files, args.bytes_per_file)
+            n_bytes = sum(len(d.encode("utf-8")) for d in docs)
+            fns = {"bpe scanner": lambda: [_scanner.count(d, name) for d in docs],
+                   "regex.findall": lambda: [pattern.findall(d) for d in docs],
+                   "bpe encode_ordinary": lambda: [enc.encode_ordinary(d) for d in docs]}
+            med = interleaved(fns, args.rounds, {"bpe encode_ordinary": cold_start(enc)})
+            rows.append([group, f"{n_bytes / 1e6:.2f} MB"] + [f"{n_bytes / med[k] / 1e6:.1f}" for k in fns]
+                        + [f"{med['bpe scanner'] / med['bpe encode_ordinary']:.0%}"])
+        print(f"\n### {name}\n")
+        print(table(["group", "input"] + list(fns) + ["scanner time / encode time"], rows))
+
+
 def bench_short(args) -> None:
     print("\n## Short texts: per-call time of encode_ordinary (microseconds, median)")
     base = documents(["english.txt", "code_python.txt", "multilingual.txt"], 200_000)
@@ -482,9 +513,9 @@ def bench_stream(args) -> None:
     run(args)
 
 
-SECTIONS = {"throughput": bench_throughput, "scripts": bench_scripts, "short": bench_short, "count": bench_count,
-            "worst": bench_worst, "batch": bench_batch, "load": bench_load, "train": bench_train,
-            "stream": bench_stream}
+SECTIONS = {"throughput": bench_throughput, "scripts": bench_scripts, "split": bench_split, "short": bench_short,
+            "count": bench_count, "worst": bench_worst, "batch": bench_batch, "load": bench_load,
+            "train": bench_train, "stream": bench_stream}
 
 
 def main(argv=None) -> int:

@@ -43,6 +43,29 @@ def test_compiled_scanner_is_present():
     assert [label for label, _ in _splitters()] == ["python", "cython"]
 
 
+@pytest.mark.parametrize("fixture", ["austen.txt", "mixed.txt"])
+def test_count_is_the_number_of_pieces_split_gives(fixture):
+    # benchmarks' split section times the scanner through count (no strings built)
+    if _backend.COMPILED is None:
+        pytest.skip("count is the compiled scanner's")
+    from bpe import _scanner
+
+    text = read_text(fixture)
+    for name in NAMES:
+        assert _scanner.count(text, name) == len(_scanner.split(text, name)) > 100, name
+    assert _scanner.count("", "o200k_base") == 0
+
+
+def test_unknown_pattern_names_are_refused_with_the_known_ones():
+    if _backend.COMPILED is None:
+        pytest.skip("the compiled scanner's names")
+    from bpe import _scanner
+
+    for fn in (_scanner.split, _scanner.count):
+        with pytest.raises(ValueError, match="no pattern named 'gpt5'.*cl100k_base.*o200k_base"):
+            fn("text", "gpt5")
+
+
 PIECES = [
     " ", "  ", "   ", "\n", "\n\n", "\r\n", "\r", "\t", "\x0b", "\x0c", "\x1c", "\x85", "\u00a0",
     "\u2028", "\u3000", "\u200d", "\ufeff", "'", "'s", "'S", "'t", "'ll", "'LL", "'Ve", "'re", "'m",
