@@ -10,14 +10,13 @@ Sections: ``throughput`` (encode_ordinary MB/s per corpus group and encoding, on
 repeated character, spaces, digits, punctuation, an alternation, emoji), ``scripts`` (the
 multilingual corpus's lines grouped by script), ``split`` (the pre-tokenizer alone: bpe's
 compiled scanner against ``regex.findall`` with the same pattern, and its share of bpe's
-encode time), ``batch`` (encode_ordinary_batch on 1 and 2
-threads, encode_batch with special tokens allowed on 1 and 2 threads, and sha256 on 1 and 2
-threads as the machine's own ceiling) and
-``load`` (time and resident memory to load o200k_base, in fresh processes; also with the
-backtracking tables that the first piece over 256 bytes builds) and ``train``
-(training time, peak memory and compression against HF and SentencePiece; benchmarks/training.py)
-and ``stream`` (1 GiB of synthetic text streamed through training: memory stays at the size of
-the table of distinct pre-tokens).
+encode time), ``batch`` (encode_ordinary_batch on 1 and 2 threads, encode_batch with special
+tokens allowed on 1 and 2 threads, and sha256 on 1 and 2 threads as the machine's own
+ceiling) and ``load`` (time and resident memory to load o200k_base, in fresh processes; also
+with the backtracking tables that the first piece over 256 bytes builds) and ``train``
+(training time, peak memory and compression against HF and SentencePiece;
+benchmarks/training.py) and ``stream`` (1 GiB of synthetic text streamed through training:
+memory stays at the size of the table of distinct pre-tokens).
 
 Peers (each used only if installed): tiktoken, riptoken, bpe-openai, Hugging Face tokenizers
 (a byte-level BPE built from the same ranks).  All peers and bpe are timed in interleaved

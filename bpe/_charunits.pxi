@@ -390,13 +390,13 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
         memcpy(pool_c, <char*>pool, len(pool))
     cdef Py_ssize_t mask = (<Py_ssize_t>1 << bits) - 1
     cdef bint space
-    for key, token, space, tid, i, j, lb in chars:
+    for key, token, space, at, i, j, lb in chars:
         n = <Py_ssize_t>((key * 0x9E3779B1U) >> (32 - bits)) & mask
         while slots[n].key != 0:
             n = (n + 1) & mask
         slots[n].key = key
         slots[n].value = <uint32_t>token | (CU_AFTER_SPACE if space else 0) | (CU_CONTEXTS if i + j else 0)
-        contexts[n].offset = <uint32_t>tid
+        contexts[n].offset = <uint32_t>at
         contexts[n].n_left = <uint16_t>i
         contexts[n].n_right = <uint16_t>j
         contexts[n].left_bytes = <uint32_t>lb

@@ -168,9 +168,9 @@ cdef extern from *:
 
 cdef uint64_t hash_bytes(const uint8_t* data, Py_ssize_t n) noexcept nogil:
     # Byte strings of up to 16 bytes (most lookups) hash without branches on the length: the
-    # first (up to) 8 bytes and, past 8, the last 8; longer ones eight bytes
-    # at a time (a multiply-xorshift mix per word), then a final avalanche so that the low
-    # bits (the slot index) are well mixed.  Values differ between little- and big-endian
+    # first (up to) 8 bytes and, past 8, the last 8; longer ones eight bytes at a time (a
+    # multiply-xorshift mix per word), then a final avalanche so that the low bits (the slot
+    # index) are well mixed.  Values differ between little- and big-endian
     # machines, which is fine: tables are built in-process.
     if n <= 16:
         return bpe_hash16(data, n)

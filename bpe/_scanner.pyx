@@ -10,9 +10,9 @@ differently.  Custom patterns do not come here: ``bpe.patterns`` runs them on ``
 
 The scanning functions themselves are inline functions in ``_scanner.pxd``, compiled into each
 module that uses them (the encoder, the trainer's counter); this module holds the pattern ids,
-and ``split`` and ``count`` for tests and tools.  Each pattern function mirrors its regex alternative by
-alternative; the comments quote the alternative being matched.  All functions are pure C, run
-without the GIL and never read past ``n``.
+and ``split`` and ``count`` for tests and tools.  Each pattern function mirrors its regex
+alternative by alternative; the comments quote the alternative being matched.  All functions
+are pure C, run without the GIL and never read past ``n``.
 """
 
 # cython: language_level=3
@@ -47,7 +47,6 @@ def split(str text, str pattern):
         out.append(p[i:j].decode("utf-8"))
         i = j
     return out
-
 
 
 def count(str text, str pattern):
