@@ -37,14 +37,18 @@
 # X is checked: a superset of the places where it matches).  Most characters have none or
 # one or two (" ", mostly), and a piece checks them with a few byte compares.  Some have
 # dozens (o200k_base: tokens that end in a Cyrillic lead byte after another letter), so each
-# character with strings also keeps two 64-bit masks of their outer bytes (the last byte of
-# the left strings, the first of the right ones, 6 bits each): when the text's byte there is
-# not in the mask, none of that side's strings can match and none is compared.
+# character's slot also keeps two 32-bit masks of their outer bytes (bit b & 31 for the last
+# byte b of each left string, for the first byte of each right one; " " alone before the
+# character, the commonest context, is a flag in the slot and sets bit 0): when neither of
+# the text's bytes around the character is in its mask, which is most of the time, it starts
+# whole after one test without a branch per kind of context (branching on "has contexts",
+# true for a quarter of the characters of the multilingual corpus, mispredicted often enough
+# to cost about 4% of the encode time there), and only the rest read their strings.
 #
 # On the shared multilingual corpus (o200k_base) the merge loop then starts from half as many
-# units and does a quarter of the merges.  The table has 8-byte slots (64 KiB for o200k_base)
-# so that it stays in cache; " " alone before the character, the commonest context, is a
-# flag in the slot, and other contexts sit in a parallel array read only when flagged.
+# units and does a quarter of the merges.  The table has 16-byte slots (128 KiB for
+# o200k_base) so that it stays in cache; the strings sit in a pool reached through a
+# parallel array.
 # Identity with byte-level BPE is checked by the test suite: units on and off against
 # tiktoken on the whole corpora, units on against tiktoken on every code point in several
 # contexts; against the backtracking encoder on trained vocabularies; against the
@@ -61,11 +65,14 @@ cdef enum:
 ctypedef struct CharSlot:
     uint32_t key             # the character's UTF-8 bytes, little-endian; 0: empty slot
     uint32_t value           # its token id (low 24 bits), CU_AFTER_SPACE, CU_CONTEXTS
+    uint32_t before          # bit b & 31 for the last byte b of each left string (bit 0 also
+                             # for CU_AFTER_SPACE)
+    uint32_t after           # bit b & 31 for the first byte b of each right string
 
 
 ctypedef struct CharContexts:
-    uint32_t offset          # of its entry in the pool: two 8-byte masks, then its context
-                             # strings, [length][bytes] each: the left ones, then the right ones
+    uint32_t offset          # of its context strings in the pool, [length][bytes] each: the
+                             # left ones, then the right ones
     uint16_t n_left          # strings that must not end right before it
     uint16_t n_right         # strings that must not start right after it
     uint32_t left_bytes      # pool bytes of the left strings (to skip them)
@@ -78,7 +85,7 @@ cdef enum:
 
 
 ctypedef struct CharUnits:
-    CharSlot* slots          # 8-byte slots (a small table that stays in cache)
+    CharSlot* slots          # 16-byte slots (a small table that stays in cache)
     CharContexts* contexts   # parallel to slots, read only for characters with CU_CONTEXTS
     int bits
     uint8_t* pool
@@ -133,7 +140,22 @@ cdef inline Py_ssize_t cu_find(const CharUnits* cu, uint32_t key) noexcept nogil
 
 cdef inline bint _cu_blocked(const CharUnits* cu, Py_ssize_t slot, const uint8_t* p,
                              Py_ssize_t n, Py_ssize_t i, Py_ssize_t L) noexcept nogil:
-    # whether a context of the character in `slot` matches around p[i:i+L] in the piece p[:n]
+    # whether a context of the character in `slot` matches around p[i:i+L] in the piece p[:n]:
+    # the masks clear most characters with one test (selects, not branches, on the piece's
+    # ends), the others are checked exactly
+    cdef const CharSlot* cs = &cu.slots[slot]
+    cdef uint32_t before = cs.before if i > 0 else 0
+    cdef uint32_t after = cs.after if i + L < n else 0
+    cdef uint32_t x = p[i - 1] if i > 0 else 0
+    cdef uint32_t y = p[i + L] if i + L < n else 0
+    if ((before >> (x & 31)) | (after >> (y & 31))) & 1:
+        return _cu_blocked_exactly(cu, slot, p, n, i, L)
+    return False
+
+
+cdef bint _cu_blocked_exactly(const CharUnits* cu, Py_ssize_t slot, const uint8_t* p,
+                              Py_ssize_t n, Py_ssize_t i, Py_ssize_t L) noexcept nogil:
+    # _cu_blocked past the masks: the space flag, then the strings
     cdef uint32_t v = cu.slots[slot].value
     cdef const CharContexts* c
     cdef const uint8_t* q
@@ -142,16 +164,9 @@ cdef inline bint _cu_blocked(const CharUnits* cu, Py_ssize_t slot, const uint8_t
         return True
     if not (v & CU_CONTEXTS):
         return False
-    # bit (b & 63) of the first mask is set for the last byte b of each left string, of the
-    # second for the first byte of each right string: most characters are then cleared by
-    # one test per side instead of a compare per string
     c = &cu.contexts[slot]
     q = cu.pool + c.offset
-    cdef uint64_t before, after
-    memcpy(&before, q, 8)
-    memcpy(&after, q + 8, 8)
-    q += 16
-    if i > 0 and (before >> (p[i - 1] & 63)) & 1:
+    if i > 0:
         for k in range(c.n_left):
             m = q[0]
             if m <= i and p[i - 1] == q[m] and memcmp(p + i - m, q + 1, m) == 0:
@@ -159,7 +174,7 @@ cdef inline bint _cu_blocked(const CharUnits* cu, Py_ssize_t slot, const uint8_t
             q += 1 + m
     else:
         q += c.left_bytes
-    if not (i + L < n and (after >> (p[i + L] & 63)) & 1):
+    if i + L >= n:
         return False
     for k in range(c.n_right):
         m = q[0]
@@ -312,7 +327,8 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
     cdef list chars = []
     cdef tok_t token
     cdef list left, right
-    cdef object other, at, before, after
+    cdef object other, at
+    cdef uint32_t before, after
     cdef const uint8_t* c
     cdef Py_ssize_t ctx, src
     for key, (token, tau) in single.items():
@@ -343,7 +359,8 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
         if (len(left) > 2 * CU_MAX_CONTEXT or len(right) > 2 * CU_MAX_CONTEXT
                 or max(left[::2] + right[::2], default=0) > CU_MAX_CONTEXT):
             continue
-        # " " alone before it is kept as a flag in the slot, not as a string
+        # " " alone before it is kept as a flag in the slot (and bit 0 of the mask), not as a
+        # string
         after_space = False
         before = 0
         after = 0
@@ -351,27 +368,25 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
             if left[i] == 1 and t.blob[t.off[<Py_ssize_t>left[i + 1]]] == 0x20:
                 after_space = True
                 del left[i:i + 2]
+        if after_space:
+            before |= (<uint32_t>1) << (0x20 & 31)
         at = len(pool)
-        if not left and not right:
-            chars.append((key, token, after_space, at, 0, 0, 0))
-            continue
-        pool += bytes(16)                    # the masks, filled below
         for i in range(0, len(left), 2):
             # X of a token X + (part of) c: the token's first ctx bytes
             ctx = left[i]
             src = left[i + 1]
             pool.append(ctx)
             pool += PyBytes_FromStringAndSize(<char*>t.blob + t.off[src], ctx)
-            before |= (<object>1) << (pool[len(pool) - 1] & 63)
-        chars.append((key, token, after_space, at, len(left) // 2, len(right) // 2, len(pool) - at - 16))
+            before |= (<uint32_t>1) << (pool[len(pool) - 1] & 31)
+        lb = len(pool) - at
         for i in range(0, len(right), 2):
             # Y of a token (part of) c + Y: the token's last ctx bytes
             ctx = right[i]
             src = right[i + 1]
             pool.append(ctx)
             pool += PyBytes_FromStringAndSize(<char*>t.blob + t.off[src] + t.length[src] - ctx, ctx)
-            after |= (<object>1) << (pool[len(pool) - ctx] & 63)
-        pool[at:at + 16] = before.to_bytes(8, "little") + after.to_bytes(8, "little")
+            after |= (<uint32_t>1) << (pool[len(pool) - ctx] & 31)
+        chars.append((key, token, after_space, at, len(left) // 2, len(right) // 2, lb, before, after))
 
     cdef int bits = 4
     while (1 << bits) < 2 * len(chars) + 2:
@@ -390,12 +405,14 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
         memcpy(pool_c, <char*>pool, len(pool))
     cdef Py_ssize_t mask = (<Py_ssize_t>1 << bits) - 1
     cdef bint space
-    for key, token, space, at, i, j, lb in chars:
+    for key, token, space, at, i, j, lb, before, after in chars:
         n = <Py_ssize_t>((key * 0x9E3779B1U) >> (32 - bits)) & mask
         while slots[n].key != 0:
             n = (n + 1) & mask
         slots[n].key = key
         slots[n].value = <uint32_t>token | (CU_AFTER_SPACE if space else 0) | (CU_CONTEXTS if i + j else 0)
+        slots[n].before = before
+        slots[n].after = after
         contexts[n].offset = <uint32_t>at
         contexts[n].n_left = <uint16_t>i
         contexts[n].n_right = <uint16_t>j
