@@ -39,11 +39,12 @@
 # dozens (o200k_base: tokens that end in a Cyrillic lead byte after another letter), so each
 # character's slot also keeps two 32-bit masks of their outer bytes (bit b & 31 for the last
 # byte b of each left string, for the first byte of each right one; " " alone before the
-# character, the commonest context, is a flag in the slot and sets bit 0): when neither of
-# the text's bytes around the character is in its mask, which is most of the time, it starts
-# whole after one test without a branch per kind of context (branching on "has contexts",
-# true for a quarter of the characters of the multilingual corpus, mispredicted often enough
-# to cost about 4% of the encode time there), and only the rest read their strings.
+# character, the commonest context, is a flag in the slot, tested exactly).  When neither of
+# the text's bytes around the character is in its mask and the flag does not apply, which is
+# most of the time, it starts whole after one test, without a branch per kind of context
+# (branching on "has contexts", true for a quarter of the characters of the multilingual
+# corpus, was mispredicted often enough to cost about 5% of the encode time there); only the
+# rest read their strings.
 #
 # On the shared multilingual corpus (o200k_base) the merge loop then starts from half as many
 # units and does a quarter of the merges.  The table has 16-byte slots (128 KiB for
@@ -65,8 +66,7 @@ cdef enum:
 ctypedef struct CharSlot:
     uint32_t key             # the character's UTF-8 bytes, little-endian; 0: empty slot
     uint32_t value           # its token id (low 24 bits), CU_AFTER_SPACE, CU_CONTEXTS
-    uint32_t before          # bit b & 31 for the last byte b of each left string (bit 0 also
-                             # for CU_AFTER_SPACE)
+    uint32_t before          # bit b & 31 for the last byte b of each left string
     uint32_t after           # bit b & 31 for the first byte b of each right string
 
 
@@ -148,7 +148,8 @@ cdef inline bint _cu_blocked(const CharUnits* cu, Py_ssize_t slot, const uint8_t
     cdef uint32_t after = cs.after if i + L < n else 0
     cdef uint32_t x = p[i - 1] if i > 0 else 0
     cdef uint32_t y = p[i + L] if i + L < n else 0
-    if ((before >> (x & 31)) | (after >> (y & 31))) & 1:
+    cdef uint32_t space = <uint32_t>((cs.value & CU_AFTER_SPACE) != 0) & <uint32_t>(x == 0x20)
+    if ((before >> (x & 31)) | (after >> (y & 31)) | space) & 1:
         return _cu_blocked_exactly(cu, slot, p, n, i, L)
     return False
 
@@ -359,8 +360,7 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
         if (len(left) > 2 * CU_MAX_CONTEXT or len(right) > 2 * CU_MAX_CONTEXT
                 or max(left[::2] + right[::2], default=0) > CU_MAX_CONTEXT):
             continue
-        # " " alone before it is kept as a flag in the slot (and bit 0 of the mask), not as a
-        # string
+        # " " alone before it is kept as a flag in the slot, not as a string
         after_space = False
         before = 0
         after = 0
@@ -368,8 +368,6 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
             if left[i] == 1 and t.blob[t.off[<Py_ssize_t>left[i + 1]]] == 0x20:
                 after_space = True
                 del left[i:i + 2]
-        if after_space:
-            before |= (<uint32_t>1) << (0x20 & 31)
         at = len(pool)
         for i in range(0, len(left), 2):
             # X of a token X + (part of) c: the token's first ctx bytes
