@@ -11,8 +11,9 @@ read files; it trusts its caller to hand it well-formed tables (checked in ``__i
 
 Performance notes
 -----------------
-* The merge loop starts from units: bytes, or whole characters where that provably gives
-  the same ids (bpe/_charunits.pxi); on CJK, Hangul or Cyrillic text that halves the merges.
+* The merge loop starts from units: bytes, or whole characters (and a piece's leading space
+  with its first character) where that provably gives the same ids (bpe/_charunits.pxi);
+  on CJK, Hangul or Cyrillic text that halves the merges.
 * Up to LINEAR_MAX (24) units: each merge step scans the parts for the lowest rank
   (tiktoken's own approach), O(n^2) but with tiny constants and no allocation.
 * More units: a min-heap of merge candidates keyed by (rank, start) with lazy
@@ -1234,7 +1235,16 @@ cdef class Encoder:
         cu_usable(&self.cu, &self.table, self.byte_rank)
         if self.cu.state != CU_READY:
             return -1
-        return sum(1 for i in range(1 << self.cu.bits) if self.cu.slots[i].key != 0)
+        return sum(1 for i in range(1 << self.cu.chars.bits) if self.cu.chars.slots[i].key != 0)
+
+    def _spaced_units_size(self):
+        """For tests: for how many characters c a piece's leading " " + c may start as one
+        unit (built on this call if not yet); -1 when the table could not be built."""
+        self._check_ready()
+        cu_usable(&self.cu, &self.table, self.byte_rank)
+        if self.cu.state != CU_READY:
+            return -1
+        return sum(1 for i in range(1 << self.cu.spaced.bits) if self.cu.spaced.slots[i].key != 0)
 
     def _backtrack_split(self, Py_ssize_t token):
         """For tests: the canonical split ``(left, right)`` of a token as the backtracking

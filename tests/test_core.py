@@ -484,6 +484,47 @@ def test_character_units_on_random_vocabularies(cython_backend):
     assert sum(sizes) > 30  # characters did start whole
 
 
+def test_leading_space_units_on_random_vocabularies(cython_backend):
+    """Pieces that start with " " + a character (the leading unit of bpe/_charunits.pxi), on
+    random vocabularies: fast, bytes only and the pure-Python reference agree."""
+    rng = random.Random(5)
+    alphabet = ["同", "加", "д", "о", "é", "한", "🙂", "a"]
+    pattern = r" ?[^ ]+| +"
+    spaced = []
+    for round_ in range(30):
+        ranks = _random_vocabulary(rng, alphabet + [" "], rng.choice([60, 200, 600]))
+        for ch in alphabet:  # the leading tokens themselves, somewhere in the rank order
+            data = b" " + ch.encode("utf-8")
+            if rng.random() < 0.8:
+                ranks.setdefault(data, len(ranks))
+        fast = bpe.Tokenizer(ranks, pattern=pattern)
+        reference = _reference_of(ranks, pattern)
+        spaced.append(fast._core._spaced_units_size())
+        for _ in range(30):
+            words = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6)))
+                     for _ in range(rng.randint(1, 8))]
+            text = " " + " ".join(words)
+            want = reference.encode_ordinary(text)
+            assert fast.encode_ordinary(text) == want, (round_, text)
+            with _bytes_only(fast):
+                assert fast.encode_ordinary(text) == want, (round_, text)
+    assert sum(spaced) > 30  # leading units were built
+
+
+def test_a_token_after_the_leading_character_stops_the_leading_unit(cython_backend):
+    # " " + д is a token (rank 259) but дa ranks below it: in " дa" BPE forms дa first and
+    # the space stays alone, so " д" must not start as one unit there
+    d, a = "д".encode("utf-8"), b"a"
+    ranks = {bytes([b]): b for b in range(256)}
+    for token in (d, d + a, b" " + d):
+        ranks[token] = len(ranks)
+    tok = bpe.Tokenizer(ranks, pattern=None)
+    assert tok._core._spaced_units_size() == 1
+    assert tok.encode_ordinary(" дa") == [32, ranks[d + a]]
+    assert tok.encode_ordinary(" дb") == [ranks[b" " + d], ord("b")]
+    assert tok.encode_ordinary(" д") == [ranks[b" " + d]]
+
+
 def test_character_units_hook(cython_backend):
     core = bpe.Tokenizer(bpe.get_encoding("r50k_base").mergeable_ranks, pattern=None)._core
     assert core._set_char_units(False) is True
