@@ -59,12 +59,13 @@
 # two merges of rank below any other in the piece: so where " " + c passes the conditions it
 # starts as one unit.  At the start of a piece nothing lies to its left (BPE never looks past
 # a piece), so only right contexts exist: Y for the tokens " " + c + Y, c + Y and (proper
-# suffix of c) + Y ranked <= tau(" " + c).  o200k_base has 2,062 such units and they apply to
-# about 70% of the multilingual corpus's pieces that are not tokens, cutting one or two merges
-# from each (+8% on that corpus); cl100k_base has 359.  ASCII " " + letter pairs gained
-# nothing measurable (their merges are the cheapest, from the direct two-byte table) and are
-# left out.  The table has the characters' layout (keyed by c, no left strings, no space
-# flag).
+# suffix of c) + Y ranked <= tau(" " + c).  o200k_base has 2,062 such units with a non-ASCII
+# c and they apply to about 70% of the multilingual corpus's pieces that are not tokens,
+# cutting one or two merges from each (+8% on that corpus); cl100k_base has 359.  " " + an
+# ASCII letter (52 more) gains less, 1-3% on Spanish and Portuguese prose (those merges are
+# the cheapest, from the direct two-byte table), so it is used only once non-ASCII text has
+# built the tables: English alone never pays their build (about 55 ms for o200k_base).  The
+# table has the characters' layout (keyed by c, no left strings, no space flag).
 #
 # Identity with byte-level BPE is checked by the test suite: units on and off against
 # tiktoken on the whole corpora, units on against tiktoken on every code point in several
@@ -220,10 +221,13 @@ cdef Py_ssize_t cu_units(CharUnits* cu, const TokenTable* t, const tok_t* byte_r
     bytes when ``cu`` is NULL or units are off).  Returns
     the number of units m and sets ``off[m] = n``; ``off`` and ``tok`` have room for n + 1."""
     cdef Py_ssize_t i = 0, m = 0, L, j, s
-    if n > 2 and p[0] == 0x20 and p[1] >= 0xC2 and cu != NULL and cu_usable(cu, t, byte_rank):
+    if n > 2 and p[0] == 0x20 and cu != NULL and (
+            cu_usable(cu, t, byte_rank) if p[1] >= 0xC2 else (p[1] >= 0x41 and _cu_ready(cu))):
         # the leading space and the first character as one unit, where that gives the same ids
+        # (" " + an ASCII letter only once non-ASCII text has built the tables: English alone
+        # never pays for them)
         L = _utf8_length(p[1])
-        if L > 1 and 1 + L <= n:
+        if L > 0 and 1 + L <= n:
             s = cu_find(&cu.spaced, _pack(p + 1, L))
             if s >= 0 and not _cu_blocked(&cu.spaced, cu.pool, s, p, n, 0, 1 + L):
                 off[0] = 0
@@ -260,6 +264,11 @@ cdef Py_ssize_t cu_units(CharUnits* cu, const TokenTable* t, const tok_t* byte_r
         i += 1
     off[m] = <int32_t>n
     return m
+
+
+cdef inline bint _cu_ready(CharUnits* cu) noexcept nogil:
+    # whether the units are on and built, without building them
+    return bpe_load_acquire(&cu.state) == CU_READY and cu.enabled
 
 
 cdef inline bint cu_usable(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) noexcept nogil:
@@ -306,6 +315,18 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
     cdef tok_t part[5]                       # scratch of bpe_alone_tau (" " and a character)
     cdef int32_t part_start[6]
     cdef object entry
+    # " " + an ASCII letter: only tokens ranked at most the highest of their taus can stop them
+    cdef uint8_t pair[2]
+    cdef tok_t ascii_tau = -1
+    pair[0] = 0x20
+    for i in range(0x41, 0x7B):
+        if 0x5A < i < 0x61:
+            continue
+        pair[1] = <uint8_t>i
+        tid = tt_find(t, pair, 2)
+        if tid >= 0 and bpe_alone_tau(t, byte_rank, pair, 2, <tok_t>tid, part, part_start) >= 0:
+            spaced[i] = tid
+            ascii_tau = max(ascii_tau, bpe_alone_tau(t, byte_rank, pair, 2, <tok_t>tid, part, part_start))
     for tid in range(t.n_ids):
         n = t.length[tid]
         if 2 <= n <= 4:
@@ -359,6 +380,11 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
                         spaced[key] = tid
                     else:
                         spaced_starts.setdefault(key, []).append(tid)
+            elif L == 1 and i <= 1 and tid <= ascii_tau and b[i] in spaced:
+                if i == 0:
+                    char_starts.setdefault(b[0], []).append(tid)
+                elif b[0] == 0x20 and n > 2:
+                    spaced_starts.setdefault(b[1], []).append(tid)
             i += L
         if i < n and c_start < 0:
             continue                         # invalid inside: never matches text

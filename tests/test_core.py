@@ -464,6 +464,13 @@ def _reference_of(ranks, pattern=None):
         _backend.use("cython")
 
 
+def _check_units_and_bytes(fast, reference, text, round_):
+    want = reference.encode_ordinary(text)
+    assert fast.encode_ordinary(text) == want, (round_, text)
+    with _bytes_only(fast):
+        assert fast.encode_ordinary(text) == want, (round_, text)
+
+
 def test_character_units_on_random_vocabularies(cython_backend):
     """Random vocabularies and texts: whole-character units, bytes only and the pure-Python
     reference agree."""
@@ -477,10 +484,7 @@ def test_character_units_on_random_vocabularies(cython_backend):
         sizes.append(fast._core._char_units_size())
         for _ in range(40):
             text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60)))
-            want = reference.encode_ordinary(text)
-            assert fast.encode_ordinary(text) == want, (round_, text)
-            with _bytes_only(fast):
-                assert fast.encode_ordinary(text) == want, (round_, text)
+            _check_units_and_bytes(fast, reference, text, round_)
     assert sum(sizes) > 30  # characters did start whole
 
 
@@ -503,11 +507,7 @@ def test_leading_space_units_on_random_vocabularies(cython_backend):
         for _ in range(30):
             words = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6)))
                      for _ in range(rng.randint(1, 8))]
-            text = " " + " ".join(words)
-            want = reference.encode_ordinary(text)
-            assert fast.encode_ordinary(text) == want, (round_, text)
-            with _bytes_only(fast):
-                assert fast.encode_ordinary(text) == want, (round_, text)
+            _check_units_and_bytes(fast, reference, " " + " ".join(words), round_)
     assert sum(spaced) > 30  # leading units were built
 
 
@@ -523,6 +523,20 @@ def test_a_token_after_the_leading_character_stops_the_leading_unit(cython_backe
     assert tok.encode_ordinary(" дa") == [32, ranks[d + a]]
     assert tok.encode_ordinary(" дb") == [ranks[b" " + d], ord("b")]
     assert tok.encode_ordinary(" д") == [ranks[b" " + d]]
+
+
+def test_a_token_after_a_leading_ascii_letter_stops_the_leading_unit(cython_backend):
+    # the same for " " + an ASCII letter, which starts whole only once non-ASCII text has
+    # built the tables: " a" and "ab" below it
+    ranks = {bytes([b]): b for b in range(256)}
+    for token in (b"ab", b" a", "д".encode("utf-8")):
+        ranks[token] = len(ranks)
+    tok = bpe.Tokenizer(ranks, pattern=r" ?\S+")
+    before = [tok.encode_ordinary(t) for t in (" ab", " ac", " abc")]
+    assert tok._core._spaced_units_size() == 1  # builds the tables: " a" may start whole
+    after = [tok.encode_ordinary(t) for t in (" ab", " ac", " abc")]
+    ab, space_a = ranks[b"ab"], ranks[b" a"]
+    assert before == after == [[32, ab], [space_a, ord("c")], [32, ab, ord("c")]]
 
 
 def test_character_units_hook(cython_backend):
