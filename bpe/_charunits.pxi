@@ -222,7 +222,7 @@ cdef Py_ssize_t cu_units(CharUnits* cu, const TokenTable* t, const tok_t* byte_r
     the number of units m and sets ``off[m] = n``; ``off`` and ``tok`` have room for n + 1."""
     cdef Py_ssize_t i = 0, m = 0, L, j, s
     if n > 2 and p[0] == 0x20 and cu != NULL and (
-            cu_usable(cu, t, byte_rank) if p[1] >= 0xC2 else (p[1] >= 0x41 and _cu_ready(cu))):
+            cu_usable(cu, t, byte_rank) if p[1] >= 0xC2 else (0x41 <= p[1] < 0x80 and _cu_ready(cu))):
         # the leading space and the first character as one unit, where that gives the same ids
         # (" " + an ASCII letter only once non-ASCII text has built the tables: English alone
         # never pays for them)
@@ -324,9 +324,10 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
             continue
         pair[1] = <uint8_t>i
         tid = tt_find(t, pair, 2)
-        if tid >= 0 and bpe_alone_tau(t, byte_rank, pair, 2, <tok_t>tid, part, part_start) >= 0:
+        tau = bpe_alone_tau(t, byte_rank, pair, 2, <tok_t>tid, part, part_start) if tid >= 0 else -1
+        if tau >= 0:
             spaced[i] = tid
-            ascii_tau = max(ascii_tau, bpe_alone_tau(t, byte_rank, pair, 2, <tok_t>tid, part, part_start))
+            ascii_tau = max(ascii_tau, tau)
     for tid in range(t.n_ids):
         n = t.length[tid]
         if 2 <= n <= 4:
