@@ -1221,6 +1221,10 @@ cdef class Encoder:
         """For tests: "unbuilt", "ready" or "unavailable"."""
         return ("unbuilt", "ready", "unavailable")[self.sigs.state]
 
+    def _char_units_state(self):
+        """For tests: "unbuilt", "ready" or "unavailable" (without building the tables)."""
+        return ("unbuilt", "ready", "unavailable")[self.cu.state]
+
     def _set_char_units(self, bint on):
         """For tests and benchmarks: whether the merge loop may start from whole characters
         (bpe/_charunits.pxi) instead of bytes.  Returns the old setting."""

@@ -539,6 +539,19 @@ def test_a_token_after_a_leading_ascii_letter_stops_the_leading_unit(cython_back
     assert before == after == [[32, ab], [space_a, ord("c")], [32, ab, ord("c")]]
 
 
+def test_ascii_text_alone_never_builds_the_unit_tables(cython_backend):
+    # English-only text merges plenty of pieces without ever building the character-unit
+    # tables (bpe/_charunits.pxi: only non-ASCII text pays for them); the first non-ASCII
+    # piece that needs merging builds them, and the ids stay tiktoken's
+    enc = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")
+    english = read_text("austen.txt")[:20_000].encode("ascii", "ignore").decode()
+    ascii_ids = enc.encode_ordinary(english)
+    assert enc._core._char_units_state() == "unbuilt"
+    enc.encode_ordinary(" переводится")  # a Cyrillic word that is not one token
+    assert enc._core._char_units_state() == "ready"
+    assert enc.encode_ordinary(english) == ascii_ids == tiktoken_encoding("o200k_base").encode_ordinary(english)
+
+
 def test_character_units_hook(cython_backend):
     core = bpe.Tokenizer(bpe.get_encoding("r50k_base").mergeable_ranks, pattern=None)._core
     assert core._set_char_units(False) is True
