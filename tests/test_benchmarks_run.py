@@ -6,22 +6,33 @@ import sys
 
 import pytest
 
+from bpe import _backend
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 
-def test_benchmark_suite_runs():
+def test_benchmark_suite_runs(tmp_path):
+    # the smoke run imports the same bpe as this test process (in CI: the installed, compiled
+    # package, not the source tree next to benchmarks/), from a scratch directory
+    import bpe
+
+    build = os.path.dirname(os.path.dirname(os.path.abspath(bpe.__file__)))
+    run = ("import runpy, sys; sys.path[:0] = [%r]; sys.path.append(%r); "
+           "runpy.run_module('benchmarks', run_name='__main__', alter_sys=True)" % (build, ROOT))
     env = dict(os.environ, BPE_SHARED_DATA=os.path.join(ROOT, "no-such-folder"))  # bundled sample only
-    out = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--rounds", "1", "--only", "count,scripts,split,batch",
-                          "--encodings", "cl100k_base"], cwd=ROOT, env=env, capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", run, "--quick", "--rounds", "1", "--only", "count,scripts,split,batch",
+                          "--encodings", "cl100k_base"], cwd=tmp_path, env=env, capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "corpora: bundled sample only" in out.stdout
     assert "| cl100k_base |" in out.stdout and "bpe count" in out.stdout
     assert "(needs ../shared/data/corpora)" in out.stdout          # scripts: no corpora here
     assert "machine: sha256 2 threads / 1 thread" in out.stdout
-    # split: the compiled scanner's table, or a note where the benchmarks import the
-    # uncompiled source tree (the first line names the backend)
-    compiled = out.stdout.splitlines()[0].endswith("(cython)")
+    # the first line names the backend the run chose, from the same build as this process's
+    compiled = _backend.COMPILED is not None
+    chosen = "cython" if compiled and os.environ.get("BPE_PURE_PYTHON") != "1" else "python"
+    assert out.stdout.splitlines()[0].endswith(f"({chosen})")
+    # split: the compiled scanner's table, or a note where there is none
     assert ("| bpe scanner | regex.findall |" if compiled else "(needs the compiled scanner)") in out.stdout
 
 
