@@ -1344,6 +1344,19 @@ cdef extern from *:
     Py_ssize_t bpe_claim(Py_ssize_t* p) noexcept nogil
 
 
+cdef extern from *:
+    """
+    #if defined(_WIN32)
+    #  include <windows.h>
+    #  define bpe_pause() SwitchToThread()
+    #else
+    #  include <sched.h>
+    #  define bpe_pause() sched_yield()
+    #endif
+    """
+    void bpe_pause() noexcept nogil
+
+
 cdef enum:
     # a thread turns its encoded texts into lists (which needs the GIL) once it holds this
     # many ids or BATCH_TEXTS texts: often enough that the other threads keep encoding
@@ -1353,13 +1366,18 @@ cdef enum:
 
 
 cdef class Batch:
-    """Texts to encode, shared by every thread that calls ``run()``.
+    """Texts to encode, shared by the threads that call ``run()`` or ``help()``.
 
-    Each ``run()`` claims texts one at a time (an atomic counter) and encodes them without
-    the GIL; every few texts it takes the GIL to turn their ids into lists.  Threads thus
-    divide the texts however their speeds fall and finish together, and one thread's list
-    building overlaps the others' encoding.  ``results()`` gives the lists in text order.
-    It does not split work inside one text."""
+    Both claim texts one at a time (an atomic counter) and encode them without the GIL, so
+    threads divide the texts however their speeds fall and finish together.  ``help()`` never
+    takes the GIL while it works: it hands each text's ids over.  ``run()`` (the calling
+    thread) takes the GIL every few texts to turn ids into lists, its own texts' and the
+    handed ones', and returns once every list is built.  Building every list on one thread
+    keeps the int objects' reference counts, and the lists' memory, in one core's caches and
+    leaves the helpers nothing to wait for (on 2 threads, five runs alternating with each
+    thread building its own lists: 2-3% more throughput in the median, and 1 reading under
+    1.7x one thread's speed in 10 instead of 4).  ``results()`` gives the lists in text
+    order.  It does not split work inside one text."""
 
     cdef Encoder enc
     cdef list texts             # kept alive: ptrs point into their cached UTF-8 forms
@@ -1371,6 +1389,10 @@ cdef class Batch:
     cdef Py_ssize_t done        # texts whose list is built (changed with the GIL held)
     cdef Py_ssize_t status      # a negative status of _encode_utf8 (then everyone stops)
     cdef int pid
+    cdef tok_t** handed         # ids of texts that helper threads encoded, for the owner
+    cdef Py_ssize_t* handed_len
+    cdef int* ready             # 1 once handed[t] is complete (stored with release)
+    cdef Py_ssize_t cursor      # the owner's scan position over handed texts
 
     def __cinit__(self, Encoder enc, list texts, int pid):
         cdef Py_ssize_t t, size
@@ -1383,7 +1405,11 @@ cdef class Batch:
         self.status = 0
         self.ptrs = <const uint8_t**>malloc((self.n + 1) * sizeof(uint8_t*))
         self.lens = <Py_ssize_t*>malloc((self.n + 1) * sizeof(Py_ssize_t))
-        if self.ptrs == NULL or self.lens == NULL:
+        self.handed = <tok_t**>calloc(self.n + 1, sizeof(tok_t*))
+        self.handed_len = <Py_ssize_t*>calloc(self.n + 1, sizeof(Py_ssize_t))
+        self.ready = <int*>calloc(self.n + 1, sizeof(int))
+        self.cursor = 0
+        if self.ptrs == NULL or self.lens == NULL or self.handed == NULL or self.handed_len == NULL or self.ready == NULL:
             raise MemoryError()
         for t in range(self.n):
             self.ptrs[t] = <const uint8_t*>PyUnicode_AsUTF8AndSize(<str?>self.texts[t], &size)
@@ -1391,11 +1417,65 @@ cdef class Batch:
         self.out = [None] * self.n
 
     def __dealloc__(self):
+        cdef Py_ssize_t t
+        if self.handed != NULL:
+            for t in range(self.n):
+                free(self.handed[t])
+        free(self.handed)
+        free(self.handed_len)
+        free(self.ready)
         free(self.ptrs)
         free(self.lens)
 
+    cdef int _collect(self) except -1:
+        # build the lists of texts handed over by help(), in text order as far as they are
+        # ready (the texts of run() calls are built by those); returns whether it built any
+        cdef Py_ssize_t t
+        cdef int got = 0
+        while self.cursor < self.n:
+            t = self.cursor
+            if self.out[t] is not None:
+                self.cursor += 1
+                continue
+            if not bpe_load_acquire(&self.ready[t]):
+                break
+            self.out[t] = _id_list(self.enc.id_objs, self.handed[t], self.handed_len[t])
+            free(self.handed[t])
+            self.handed[t] = NULL
+            self.done += 1
+            self.cursor += 1
+            got = 1
+        return got
+
+    def help(self):
+        """Encode texts until none is left unclaimed and hand their ids to ``run()``, which
+        builds their lists (safe to call from many threads at once; never takes the GIL while
+        it works)."""
+        cdef Py_ssize_t t, m
+        cdef tok_t* buf
+        cdef Encoder enc = self.enc
+        with nogil:
+            while self.status == 0:
+                t = bpe_claim(&self.next)
+                if t >= self.n:
+                    break
+                buf = <tok_t*>malloc((self.lens[t] + 1) * sizeof(tok_t))
+                if buf == NULL:
+                    self.status = -1
+                    break
+                m = enc._encode_utf8(self.pid, self.ptrs[t], self.lens[t], buf, True)
+                if m < 0:
+                    free(buf)
+                    self.status = m
+                    break
+                self.handed[t] = buf
+                self.handed_len[t] = m
+                bpe_store_release(&self.ready[t], 1)
+
     def run(self):
-        """Encode texts until none is left unclaimed (safe to call from many threads at once)."""
+        """Encode texts until none is left unclaimed, build their lists and those of the texts
+        ``help()`` handed over, and return once every text has its list (safe to call from
+        many threads at once)."""
         cdef Py_ssize_t cap = 0, used, m, t, c, n_held, start
         cdef tok_t* buf = NULL
         cdef tok_t* grown
@@ -1433,6 +1513,12 @@ cdef class Batch:
                     self.out[held[c]] = _id_list(enc.id_objs, buf + start, ends[c] - start)
                     start = ends[c]
                 self.done += n_held
+                self._collect()
+            # the helpers' last texts
+            while self.done < self.n and self.status == 0:
+                if not self._collect():
+                    with nogil:
+                        bpe_pause()
             _check_status(self.status)
         finally:
             free(buf)
@@ -1441,5 +1527,5 @@ cdef class Batch:
         """The id list of every text, in order (after the ``run()`` calls have returned)."""
         _check_status(self.status)
         if self.done != self.n:
-            raise RuntimeError(f"the batch has {self.n - self.done} texts not yet encoded; call run() first")
+            raise RuntimeError(f"the batch has {self.n - self.done} texts without their id lists; call run() first")
         return self.out

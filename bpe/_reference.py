@@ -125,8 +125,8 @@ class Encoder:
 
 
 class Batch:
-    """Texts shared by every thread that calls :meth:`run` (each claims one text at a time
-    under a lock); :meth:`results` gives the id lists in text order."""
+    """Texts shared by every thread that calls :meth:`run` or :meth:`help` (each claims one
+    text at a time under a lock); :meth:`results` gives the id lists in text order."""
 
     def __init__(self, encoder: Encoder, texts: list[str], pattern: Optional[str]):
         self._encoder = encoder
@@ -135,22 +135,42 @@ class Batch:
         self._out: list[Optional[list[int]]] = [None] * len(texts)
         self._next = 0
         self._done = 0
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
+        self._error: Optional[BaseException] = None
 
-    def run(self) -> None:
+    def help(self) -> None:
+        """Encode texts until none is left unclaimed."""
         while True:
             with self._lock:
                 t = self._next
                 if t >= len(self._texts):
                     return
                 self._next += 1
-            self._out[t] = self._encoder.encode_text(self._texts[t], self._pattern)
-            with self._lock:
-                self._done += 1
+            try:
+                self._out[t] = self._encoder.encode_text(self._texts[t], self._pattern)
+            except BaseException as exc:  # counted as done, so that run() stops waiting
+                self._error = exc
+                raise
+            finally:
+                with self._lock:
+                    self._done += 1
+                    self._lock.notify_all()
+
+    def run(self) -> None:
+        """:meth:`help`, then wait until every text has its list (as the compiled batch's
+        ``run()``, which builds the lists of the texts its helpers hand over)."""
+        self.help()
+        with self._lock:
+            self._lock.wait_for(lambda: self._done == len(self._texts))
+        if self._error is not None:
+            raise self._error
 
     def results(self) -> list[list[int]]:
+        if self._error is not None:
+            raise self._error
         if self._done != len(self._texts):
-            raise RuntimeError(f"the batch has {len(self._texts) - self._done} texts not yet encoded; call run() first")
+            raise RuntimeError(f"the batch has {len(self._texts) - self._done} texts without their id lists; "
+                               "call run() first")
         return self._out  # type: ignore[return-value]
 
 

@@ -485,13 +485,14 @@ class Tokenizer:
             batch = self._core.batch(texts, self._pattern_name)
         except UnicodeEncodeError:  # lone surrogates: fixed up as encode_ordinary fixes them
             batch = self._core.batch([training.repair_surrogates(t) for t in texts], self._pattern_name)
-        # This thread and up to num_threads - 1 pool threads run the same batch: each claims
-        # texts one at a time and encodes them without the GIL, taking it only to build id
-        # lists, so they finish together and one's list building overlaps another's encoding.
+        # This thread (run) and up to num_threads - 1 pool threads (help) share the batch: each
+        # claims texts one at a time and encodes them without the GIL, so they finish
+        # together; the pool threads hand their ids over and this thread builds every list,
+        # overlapping the others' encoding.
         # A pool thread is only woken for every _CHARS_PER_HELPER characters of text: waking
         # one and waiting for it costs about 0.1 ms, more than a few short texts take.
         helpers = min(num_threads, len(texts), sum(map(len, texts)) // _CHARS_PER_HELPER + 1) - 1
-        futures = [_pool(helpers).submit(batch.run) for _ in range(helpers)] if helpers > 0 else []
+        futures = [_pool(helpers).submit(batch.help) for _ in range(helpers)] if helpers > 0 else []
         try:
             batch.run()
         finally:

@@ -170,7 +170,7 @@ def test_batch_matches_single_calls(backend, threads_for_any_batch):
     for threads in (1, 2, 3):
         assert enc.encode_ordinary_batch(texts, num_threads=threads) == single
     batch = enc._core.batch(texts[:-2] + texts[-1:], "cl100k_base")
-    with pytest.raises(RuntimeError, match="not yet encoded"):
+    with pytest.raises(RuntimeError, match="without their id lists"):
         batch.results()
     batch.run()
     batch.run()  # nothing left to claim: a no-op
@@ -211,6 +211,31 @@ def test_batch_run_from_many_threads_encodes_each_text_once_in_order(backend):
     for w in workers:
         w.join()
     assert batch.results() == [enc.encode_ordinary(t) for t in texts]
+
+
+def test_batch_helpers_hand_their_texts_to_run(backend):
+    """Threads calling ``help()`` encode texts and hand them over; ``run()`` on this thread
+    builds every list (those of texts it never encoded too) and returns when all are built.
+    Without ``run()`` the lists are missing, and ``results()`` says so."""
+    enc = bpe.get_encoding("o200k_base")
+    lines = read_text("mixed.txt").splitlines()
+    texts = [f"{i}: {lines[i % len(lines)]}" for i in range(600)]
+    want = [enc.encode_ordinary(t) for t in texts]
+    batch = enc._core.batch(texts, "o200k_base")
+    helpers = [threading.Thread(target=batch.help) for _ in range(3)]
+    for h in helpers:
+        h.start()
+    batch.run()
+    assert batch.results() == want
+    for h in helpers:
+        h.join()
+    alone = enc._core.batch(texts[:50], "o200k_base")
+    alone.help()  # encodes all 50 and hands them over
+    if backend == "cython":
+        with pytest.raises(RuntimeError, match="50 texts without their id lists; call run"):
+            alone.results()
+    alone.run()  # nothing left to claim: builds the handed lists
+    assert alone.results() == want[:50]
 
 
 def test_small_batches_stay_on_the_calling_thread(backend, monkeypatch):
