@@ -407,7 +407,6 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
     cdef object other, at
     cdef uint32_t before, after
     cdef const uint8_t* c
-    cdef Py_ssize_t ctx, src
     for key, (token, tau) in single.items():
         n = t.length[token]
         c = t.blob + t.off[token]
@@ -438,28 +437,14 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
             continue
         # " " alone before it is kept as a flag in the slot, not as a string
         after_space = False
-        before = 0
-        after = 0
         for i in range(len(left) - 2, -1, -2):
             if left[i] == 1 and t.blob[t.off[<Py_ssize_t>left[i + 1]]] == 0x20:
                 after_space = True
                 del left[i:i + 2]
         at = len(pool)
-        for i in range(0, len(left), 2):
-            # X of a token X + (part of) c: the token's first ctx bytes
-            ctx = left[i]
-            src = left[i + 1]
-            pool.append(ctx)
-            pool += PyBytes_FromStringAndSize(<char*>t.blob + t.off[src], ctx)
-            before |= (<uint32_t>1) << (pool[len(pool) - 1] & 31)
+        before = _pool_strings(pool, t, left, False)
         lb = len(pool) - at
-        for i in range(0, len(right), 2):
-            # Y of a token (part of) c + Y: the token's last ctx bytes
-            ctx = right[i]
-            src = right[i + 1]
-            pool.append(ctx)
-            pool += PyBytes_FromStringAndSize(<char*>t.blob + t.off[src] + t.length[src] - ctx, ctx)
-            after |= (<uint32_t>1) << (pool[len(pool) - ctx] & 31)
+        after = _pool_strings(pool, t, right, True)
         chars.append((key, token, after_space, at, len(left) // 2, len(right) // 2, lb, before, after))
 
     # " " + c as one unit at the start of a piece: no left context; on the right, tokens that
@@ -490,14 +475,8 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
                 right.append(other)
         if len(right) > 2 * CU_MAX_CONTEXT or max(right[::2], default=0) > CU_MAX_CONTEXT:
             continue
-        after = 0
         at = len(pool)
-        for i in range(0, len(right), 2):
-            ctx = right[i]
-            src = right[i + 1]
-            pool.append(ctx)
-            pool += PyBytes_FromStringAndSize(<char*>t.blob + t.off[src] + t.length[src] - ctx, ctx)
-            after |= (<uint32_t>1) << (pool[len(pool) - ctx] & 31)
+        after = _pool_strings(pool, t, right, True)
         firsts.append((key, token, False, at, 0, len(right) // 2, 0, 0, after))
 
     if t.n_ids > (1 << CU_TOKEN_BITS):
@@ -524,6 +503,24 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
     cu.spaced = first_table
     cu.pool = pool_c
     return 0
+
+
+cdef uint32_t _pool_strings(bytearray pool, const TokenTable* t, list strings, bint right) except *:
+    # Append context strings to the pool as [length][bytes]; `strings` alternates a length ctx
+    # and a token id: a left string X of a token X + (part of) c is the token's first ctx
+    # bytes, a right string Y of a token (part of) c + Y its last ctx bytes.  Returns the mask
+    # of their outer bytes (bit b & 31 for the byte next to the unit: a left string's last, a
+    # right string's first).
+    cdef uint32_t mask = 0
+    cdef Py_ssize_t i, ctx, src, at
+    for i in range(0, len(strings), 2):
+        ctx = strings[i]
+        src = strings[i + 1]
+        at = t.off[src] + (t.length[src] - ctx if right else 0)
+        pool.append(ctx)
+        pool += PyBytes_FromStringAndSize(<char*>t.blob + at, ctx)
+        mask |= (<uint32_t>1) << (pool[len(pool) - ctx if right else len(pool) - 1] & 31)
+    return mask
 
 
 cdef int _ct_fill(CharTable* tab, list entries) except -1:

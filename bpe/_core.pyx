@@ -963,6 +963,10 @@ def _set_default_signatures_after(Py_ssize_t n):
     return old
 
 
+# the states of lazily built tables (SIG_* and CU_* share these values), for the test hooks
+_STATES = ("unbuilt", "ready", "unavailable")
+
+
 cdef class Encoder:
     """Token table plus BPE encode/decode; see the module docstring."""
 
@@ -1220,11 +1224,11 @@ cdef class Encoder:
 
     def _signatures_state(self):
         """For tests: "unbuilt", "ready" or "unavailable"."""
-        return ("unbuilt", "ready", "unavailable")[self.sigs.state]
+        return _STATES[self.sigs.state]
 
     def _char_units_state(self):
         """For tests: "unbuilt", "ready" or "unavailable" (without building the tables)."""
-        return ("unbuilt", "ready", "unavailable")[self.cu.state]
+        return _STATES[self.cu.state]
 
     def _set_char_units(self, bint on):
         """For tests and benchmarks: whether the merge loop may start from whole characters
@@ -1236,20 +1240,23 @@ cdef class Encoder:
     def _char_units_size(self):
         """For tests: how many characters may start as one unit (built on this call if not
         yet); -1 when the table could not be built."""
-        self._check_ready()
-        cu_usable(&self.cu, &self.table, self.byte_rank)
-        if self.cu.state != CU_READY:
-            return -1
-        return sum(1 for i in range(1 << self.cu.chars.bits) if self.cu.chars.slots[i].key != 0)
+        return self._units_in(&self.cu.chars)
 
     def _spaced_units_size(self):
         """For tests: for how many characters c a piece's leading " " + c may start as one
         unit (built on this call if not yet); -1 when the table could not be built."""
+        return self._units_in(&self.cu.spaced)
+
+    cdef Py_ssize_t _units_in(self, const CharTable* tab) except -2:
+        # the filled slots of one of the unit tables, built first if not yet; -1 if unavailable
+        cdef Py_ssize_t i, k = 0
         self._check_ready()
         cu_usable(&self.cu, &self.table, self.byte_rank)
         if self.cu.state != CU_READY:
             return -1
-        return sum(1 for i in range(1 << self.cu.spaced.bits) if self.cu.spaced.slots[i].key != 0)
+        for i in range(1 << tab.bits):
+            k += tab.slots[i].key != 0
+        return k
 
     def _backtrack_split(self, Py_ssize_t token):
         """For tests: the canonical split ``(left, right)`` of a token as the backtracking
