@@ -6,8 +6,11 @@ emitted directly; otherwise, starting from single bytes, the adjacent pair whose
 has the lowest rank is merged (the leftmost among equal ranks) until no adjacent pair is a
 token.  The merging runs without the GIL, so threads encoding different texts run in parallel.
 
-It does not split text (``bpe.patterns``), apply special-token policy (``bpe.special``) or
-read files; it trusts its caller to hand it well-formed tables (checked in ``__init__``).
+With the named patterns it splits text itself (``bpe._scanner``) and finds the special tokens
+its caller allows or disallows (``Specials``, bpe/_specials.pxi), so that whole ``encode`` and
+``encode_batch`` calls run without the GIL.  It does not decide that policy (``bpe.special``),
+split with custom regexes (``bpe.patterns``) or read files; it trusts its caller to hand it
+well-formed tables (checked in ``__init__``).
 
 Performance notes
 -----------------
@@ -42,18 +45,37 @@ from libc.string cimport memcmp, memcpy, memset
 from bpe._scanner cimport PAT_NONE, scan_piece
 
 from bpe._scanner import PATTERN_IDS
+from bpe.errors import DisallowedSpecialTokenError
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
 
 
+cdef enum:
+    # _encode_split's status for a text that holds a disallowed special token
+    FOUND_DISALLOWED = -4
+
+
 cdef int _check_status(Py_ssize_t status) except -1:
-    """Raise for the negative results of the GIL-free encoding loops."""
+    """Raise for the negative results of the GIL-free encoding loops (FOUND_DISALLOWED is
+    raised by the caller, which knows the text)."""
+    if status == FOUND_DISALLOWED:
+        raise RuntimeError("bpe: a disallowed special token was found but not reported")
     if status == -2:
         raise ValueError("a single pre-token of 2 GiB or more cannot be encoded; split the text")
     if status < 0:
         raise MemoryError("bpe: out of memory while encoding")
     return 0
+
+
+cdef int _raise_disallowed(list texts, Specials disallowed) except -1:
+    """Raise for the first of ``texts`` that holds a token of ``disallowed``, naming the token
+    as bpe.special.check_disallowed does (the leftmost occurrence, the longest there)."""
+    for text in texts:
+        found = disallowed.find(text)
+        if found is not None:
+            raise DisallowedSpecialTokenError(found[1])
+    raise RuntimeError("bpe: a disallowed special token was reported but not found again")
 
 
 cdef enum:
@@ -907,6 +929,8 @@ include "_charunits.pxi"
 # Pair signatures that let the merge loop skip most pairs making no token: bpe/_signatures.pxi
 include "_signatures.pxi"
 
+include "_specials.pxi"
+
 
 cdef inline void _prefetch_lookup(const TokenTable* t, const Local* loc, uint64_t h) noexcept nogil:
     # start fetching what looking up a piece of hash h will read: its filter word, its slot
@@ -1074,14 +1098,48 @@ cdef class Encoder:
             i = bounds[count]
         return k
 
-    def encode_text(self, str text, str pattern, bint packed=False):
+    cdef Py_ssize_t _encode_split(self, int pid, const uint8_t* p, Py_ssize_t n, tok_t* out,
+                                  bint lists, const SpecialSet* allowed,
+                                  const SpecialSet* disallowed) noexcept nogil:
+        """``_encode_utf8`` around special tokens: FOUND_DISALLOWED if ``p[:n]`` holds a token
+        of ``disallowed``; else each token of ``allowed`` becomes its id and the text between
+        them is encoded on its own (as if it were a whole text).  Either set may be NULL."""
+        cdef Py_ssize_t i = 0, k = 0, s, m, w = 0
+        if disallowed != NULL and sp_find(disallowed, p, n, 0, &w) < n:
+            return FOUND_DISALLOWED
+        if allowed == NULL:
+            return self._encode_utf8(pid, p, n, out, lists)
+        while i < n:
+            s = sp_find(allowed, p, n, i, &w)
+            if s > i:
+                m = self._encode_utf8(pid, p + i, s - i, out + k, lists)
+                if m < 0:
+                    return m
+                k += m
+            if s >= n:
+                break
+            out[k] = allowed.ids[w]
+            k += 1
+            i = s + allowed.lens[w]
+        return k
+
+    def specials(self, dict tokens):
+        """``tokens`` (UTF-8 bytes -> id) compiled for ``encode_text`` and ``batch``."""
+        return Specials(tokens)
+
+    def encode_text(self, str text, str pattern, bint packed=False, Specials allowed=None,
+                    Specials disallowed=None):
         """Split ``text`` with the named ``pattern``'s scanner and encode it, all without the
         GIL; raises ``UnicodeEncodeError`` on lone surrogates.  With ``packed`` the ids come
-        back as bytes (native-endian 32-bit integers) instead of a list."""
+        back as bytes (native-endian 32-bit integers) instead of a list.  Tokens of
+        ``allowed`` become their ids; a token of ``disallowed`` anywhere in the text raises
+        ``DisallowedSpecialTokenError`` (checked before encoding)."""
         self._check_ready()
         cdef int pid = PATTERN_IDS[pattern] if pattern is not None else PAT_NONE
         cdef Py_ssize_t n, k
         cdef const uint8_t* p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
+        cdef const SpecialSet* a = &allowed.s if allowed is not None else NULL
+        cdef const SpecialSet* d = &disallowed.s if disallowed is not None else NULL
         if n == 0:
             return b"" if packed else []
         cdef tok_t* out = <tok_t*>malloc((n + 1) * sizeof(tok_t))
@@ -1089,7 +1147,9 @@ cdef class Encoder:
             raise MemoryError()
         try:
             with nogil:
-                k = self._encode_utf8(pid, p, n, out, not packed)
+                k = self._encode_split(pid, p, n, out, not packed, a, d)
+            if k == FOUND_DISALLOWED:
+                _raise_disallowed([text], disallowed)
             _check_status(k)
             if packed:
                 return PyBytes_FromStringAndSize(<char*>out, k * sizeof(tok_t))
@@ -1097,12 +1157,13 @@ cdef class Encoder:
         finally:
             free(out)
 
-    def batch(self, list texts, str pattern):
-        """A ``Batch`` that encodes each of ``texts`` like ``encode_text(t, pattern)``; call its
-        ``run()`` from one or more threads, then ``results()``.  Raises ``UnicodeEncodeError``
-        here if a text holds a lone surrogate."""
+    def batch(self, list texts, str pattern, Specials allowed=None, Specials disallowed=None):
+        """A ``Batch`` that encodes each of ``texts`` like ``encode_text(t, pattern, False,
+        allowed, disallowed)``; call its ``run()`` (and ``help()`` from other threads), then
+        ``results()``.  Raises ``UnicodeEncodeError`` here if a text holds a lone surrogate."""
         self._check_ready()
-        return Batch(self, texts, PATTERN_IDS[pattern] if pattern is not None else PAT_NONE)
+        return Batch(self, texts, PATTERN_IDS[pattern] if pattern is not None else PAT_NONE,
+                     allowed, disallowed)
 
     def count_text(self, str text, str pattern, Py_ssize_t limit=-1):
         """How many tokens ``encode_text`` would give, without building them; with
@@ -1395,16 +1456,25 @@ cdef class Batch:
     cdef Py_ssize_t n
     cdef Py_ssize_t next        # the next text to claim (claimed with bpe_claim)
     cdef Py_ssize_t done        # texts whose list is built (changed with the GIL held)
-    cdef Py_ssize_t status      # a negative status of _encode_utf8 (then everyone stops)
+    cdef Py_ssize_t status      # a negative status of _encode_split (then everyone stops)
     cdef int pid
     cdef tok_t** handed         # ids of texts that helper threads encoded, for the owner
     cdef Py_ssize_t* handed_len
     cdef int* ready             # 1 once handed[t] is complete (stored with release)
     cdef Py_ssize_t cursor      # the owner's scan position over handed texts
+    cdef Specials allowed       # kept alive for a_set / d_set (or None)
+    cdef Specials disallowed
+    cdef const SpecialSet* a_set
+    cdef const SpecialSet* d_set
 
-    def __cinit__(self, Encoder enc, list texts, int pid):
+    def __cinit__(self, Encoder enc, list texts, int pid, Specials allowed=None,
+                  Specials disallowed=None):
         cdef Py_ssize_t t, size
         self.enc = enc
+        self.allowed = allowed
+        self.disallowed = disallowed
+        self.a_set = &allowed.s if allowed is not None else NULL
+        self.d_set = &disallowed.s if disallowed is not None else NULL
         self.texts = list(texts)
         self.n = len(self.texts)
         self.pid = pid
@@ -1471,7 +1541,8 @@ cdef class Batch:
                 if buf == NULL:
                     self.status = -1
                     break
-                m = enc._encode_utf8(self.pid, self.ptrs[t], self.lens[t], buf, True)
+                m = enc._encode_split(self.pid, self.ptrs[t], self.lens[t], buf, True,
+                                      self.a_set, self.d_set)
                 if m < 0:
                     free(buf)
                     self.status = m
@@ -1506,7 +1577,8 @@ cdef class Batch:
                                 self.status = -1
                                 break
                             buf = grown
-                        m = enc._encode_utf8(self.pid, self.ptrs[t], self.lens[t], buf + used, True)
+                        m = enc._encode_split(self.pid, self.ptrs[t], self.lens[t], buf + used, True,
+                                              self.a_set, self.d_set)
                         if m < 0:
                             self.status = m
                             break
@@ -1527,13 +1599,18 @@ cdef class Batch:
                 if not self._collect():
                     with nogil:
                         bpe_pause()
-            _check_status(self.status)
+            self._check()
         finally:
             free(buf)
 
+    cdef int _check(self) except -1:
+        if self.status == FOUND_DISALLOWED:
+            _raise_disallowed(self.texts, self.disallowed)
+        return _check_status(self.status)
+
     def results(self):
         """The id list of every text, in order (after the ``run()`` calls have returned)."""
-        _check_status(self.status)
+        self._check()
         if self.done != self.n:
             raise RuntimeError(f"the batch has {self.n - self.done} texts without their id lists; call run() first")
         return self.out

@@ -6,8 +6,10 @@ variable ``BPE_PURE_PYTHON=1`` is set, and the test suite runs against both back
 they agree id for id and merge for merge.  It favours clarity over speed: encoding scans for the
 best pair on every step and training recounts all pairs on every merge.
 
-It does not split text into pre-tokens, handle special-token policy or read files; that is the
-job of the pure-Python modules around it (``patterns``, ``special``, ``tokenizer``).
+It does not split text into pre-tokens, decide special-token policy or read files; that is the
+job of the pure-Python modules around it (``patterns``, ``special``, ``tokenizer``).  Given the
+resolved sets of allowed and disallowed special tokens (:class:`Specials`), ``encode_text`` and
+``batch`` apply them with ``bpe.special``, as the compiled core does in C.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ import array
 import threading
 from typing import Iterable, Optional
 
-from . import _reference_scan, byte_unicode
+import regex
+
+from . import _reference_scan, byte_unicode, special
 
 NO_RANK = 2**31 - 1
 _ID_TYPECODE = "I" if array.array("I").itemsize == 4 else "L"
@@ -42,19 +46,37 @@ class Encoder:
                 "a byte-level BPE needs a rank for each of the 256 bytes"
             )
 
-    def encode_text(self, text: str, pattern: Optional[str], packed: bool = False):
+    def specials(self, tokens: dict[bytes, int]) -> "Specials":
+        """``tokens`` (UTF-8 bytes -> id) as a set for ``encode_text`` and ``batch``."""
+        return Specials(tokens)
+
+    def encode_text(self, text: str, pattern: Optional[str], packed: bool = False,
+                    allowed: Optional["Specials"] = None, disallowed: Optional["Specials"] = None):
         """Split ``text`` with the named ``pattern`` (None: no split) and encode it; with
-        ``packed``, as bytes of native-endian 32-bit integers."""
-        pieces = _reference_scan.split(text, pattern) if pattern is not None else [text]
-        ids = self.encode_pieces(pieces)
+        ``packed``, as bytes of native-endian 32-bit integers.  Tokens of ``allowed`` become
+        their ids (the text between them is encoded on its own); a token of ``disallowed``
+        anywhere in the text raises ``DisallowedSpecialTokenError``."""
+        if disallowed is not None:
+            special.check_disallowed(text, disallowed.names)
+        ids: list[int] = []
+        for segment, is_special in special.split(text, allowed.names if allowed is not None else frozenset()):
+            if is_special:
+                ids.append(allowed.ids[segment])  # type: ignore[union-attr]
+            else:
+                pieces = _reference_scan.split(segment, pattern) if pattern is not None else [segment]
+                ids.extend(self.encode_pieces(pieces))
         return array.array(_ID_TYPECODE, ids).tobytes() if packed else ids
 
-    def batch(self, texts: list[str], pattern: Optional[str]) -> "Batch":
-        """A :class:`Batch` encoding each text like ``encode_text(t, pattern)``; raises
-        ``UnicodeEncodeError`` here if a text holds a lone surrogate."""
+    def batch(self, texts: list[str], pattern: Optional[str], allowed: Optional["Specials"] = None,
+              disallowed: Optional["Specials"] = None) -> "Batch":
+        """A :class:`Batch` encoding each text like ``encode_text(t, pattern, False, allowed,
+        disallowed)``; raises ``UnicodeEncodeError`` here if a text holds a lone surrogate,
+        and ``DisallowedSpecialTokenError`` for the first text holding a disallowed token."""
         for t in texts:
             t.encode("utf-8")
-        return Batch(self, list(texts), pattern)
+            if disallowed is not None:
+                special.check_disallowed(t, disallowed.names)
+        return Batch(self, list(texts), pattern, allowed)
 
     def count_text(self, text: str, pattern: Optional[str], limit: int = -1) -> int:
         """Token count of ``encode_text``; -1 as soon as it passes ``limit`` (if >= 0)."""
@@ -124,14 +146,37 @@ class Encoder:
             raise KeyError(_unknown_id_message(token)) from None
 
 
+class Specials:
+    """A set of special-token strings with their ids, as the compiled core's ``Specials``."""
+
+    def __init__(self, tokens: dict[bytes, int]):
+        if not tokens:
+            raise ValueError("Specials needs at least one token; pass None for no special tokens")
+        if not all(tokens):
+            raise ValueError("a special token cannot be empty")
+        order = sorted(tokens, key=lambda b: (-len(b), b))
+        self.tokens = tuple(b.decode("utf-8") for b in order)
+        self.names = frozenset(self.tokens)
+        self.ids = {b.decode("utf-8"): i for b, i in tokens.items()}
+        self._regex = regex.compile(b"|".join(regex.escape(b) for b in order))
+
+    def find(self, text: str, start: int = 0) -> Optional[tuple[int, str]]:
+        """``(position, token)`` of the leftmost occurrence (positions in UTF-8 bytes) at or
+        after byte ``start``, or None."""
+        m = self._regex.search(text.encode("utf-8"), start)
+        return None if m is None else (m.start(), m.group().decode("utf-8"))
+
+
 class Batch:
     """Texts shared by every thread that calls :meth:`run` or :meth:`help` (each claims one
     text at a time under a lock); :meth:`results` gives the id lists in text order."""
 
-    def __init__(self, encoder: Encoder, texts: list[str], pattern: Optional[str]):
+    def __init__(self, encoder: Encoder, texts: list[str], pattern: Optional[str],
+                 allowed: Optional[Specials] = None):
         self._encoder = encoder
         self._texts = texts
         self._pattern = pattern
+        self._allowed = allowed
         self._out: list[Optional[list[int]]] = [None] * len(texts)
         self._next = 0
         self._done = 0
@@ -147,7 +192,7 @@ class Batch:
                     return
                 self._next += 1
             try:
-                self._out[t] = self._encoder.encode_text(self._texts[t], self._pattern)
+                self._out[t] = self._encoder.encode_text(self._texts[t], self._pattern, False, self._allowed)
             except BaseException as exc:  # counted as done, so that run() stops waiting
                 self._error = exc
                 raise

@@ -26,6 +26,9 @@ from .tiktoken_files import load_tiktoken_ranks
 
 PathLike = Union[str, "os.PathLike[str]"]
 _ID_TYPECODE = "I" if array.array("I").itemsize == 4 else "L"
+# the default special-token arguments, recognised by identity for a short per-call path
+_NO_SPECIALS: frozenset = frozenset()
+_ALL = "all"
 
 
 class Tokenizer:
@@ -84,6 +87,7 @@ class Tokenizer:
         self._mergeable_ranks = dict(mergeable_ranks)  # ours: later changes to the argument do not leak in
         self._special_tokens = specials
         self._special_set = frozenset(specials)
+        self._special_sets: dict = {}  # frozenset of names -> the backend's Specials (see _specials)
         self._normalization = normalization
         self._name = name
         self._max_token_value = max(list(rank_ids) + list(specials.values()), default=-1)
@@ -107,6 +111,9 @@ class Tokenizer:
         self._core = self._backend.Encoder(
             self._mergeable_ranks, {tok.encode("utf-8"): tid for tok, tid in specials.items()}
         )
+        # the compiled sets for encode(text) and encode(text, allowed_special="all")
+        self._default_sets = (self._core_specials(frozenset(), self._special_set),
+                              self._core_specials(self._special_set, frozenset()))
 
     # ---------------------------------------------------------------- construction
 
@@ -386,8 +393,8 @@ class Tokenizer:
         self,
         text: str,
         *,
-        allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
-        disallowed_special: Union[Literal["all"], Collection[str]] = "all",
+        allowed_special: Union[Literal["all"], AbstractSet[str]] = _NO_SPECIALS,
+        disallowed_special: Union[Literal["all"], Collection[str]] = _ALL,
     ) -> list[int]:
         """Encode ``text``; special tokens follow tiktoken's rules.
 
@@ -395,9 +402,23 @@ class Tokenizer:
         ``disallowed_special`` (by default: every special token not allowed) a ``ValueError``
         says how to allow it or encode it as text.  Any other special-token text is plain text.
         """
+        if disallowed_special is _ALL and type(text) is str:  # the usual arguments, resolved already
+            if allowed_special is _NO_SPECIALS or allowed_special is _ALL:
+                core_sets = self._default_sets[allowed_special is _ALL]
+                if core_sets is not None:
+                    try:  # (two arguments, not *core_sets: a starred call costs 0.1 us more)
+                        return self._core.encode_text(text, self._pattern_name, False, core_sets[0], core_sets[1])
+                    except UnicodeEncodeError:
+                        pass  # the general path below fixes lone surrogates up
         if not isinstance(text, str):
             raise TypeError(_not_str(text))
-        allowed, disallowed = special.resolve(self._special_set, allowed_special, disallowed_special)
+        allowed, disallowed, core_sets = self._plan(allowed_special, disallowed_special)
+        if core_sets is not None:
+            try:
+                return self._core.encode_text(text, self._pattern_name, False, core_sets[0], core_sets[1])
+            except UnicodeEncodeError:  # lone surrogates: fixed up first, as tiktoken does
+                return self._core.encode_text(training.repair_surrogates(text), self._pattern_name, False,
+                                              core_sets[0], core_sets[1])
         special.check_disallowed(text, disallowed)
         if not allowed:
             return self._encode_plain(text)
@@ -413,23 +434,24 @@ class Tokenizer:
         self,
         text: str,
         *,
-        allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
-        disallowed_special: Union[Literal["all"], Collection[str]] = "all",
+        allowed_special: Union[Literal["all"], AbstractSet[str]] = _NO_SPECIALS,
+        disallowed_special: Union[Literal["all"], Collection[str]] = _ALL,
     ) -> "array.array[int]":
         """:meth:`encode` into a compact ``array.array`` of unsigned 32-bit ids (4 bytes per
         id instead of a list of int objects; no numpy needed, and it supports the buffer
         protocol, so ``numpy.frombuffer(a, dtype=numpy.uint32)`` views it without a copy)."""
         if not isinstance(text, str):
             raise TypeError(_not_str(text))
-        allowed, disallowed = special.resolve(self._special_set, allowed_special, disallowed_special)
-        special.check_disallowed(text, disallowed)
+        allowed, disallowed, core_sets = self._plan(allowed_special, disallowed_special)
         out = array.array(_ID_TYPECODE)
-        if not allowed and self._scanned and self._normalization is None:
+        if core_sets is not None:
             try:
-                out.frombytes(self._core.encode_text(text, self._pattern_name, True))
-                return out
-            except UnicodeEncodeError:
-                pass
+                out.frombytes(self._core.encode_text(text, self._pattern_name, True, core_sets[0], core_sets[1]))
+            except UnicodeEncodeError:  # lone surrogates: fixed up first, as tiktoken does
+                out.frombytes(self._core.encode_text(training.repair_surrogates(text), self._pattern_name,
+                                                     True, core_sets[0], core_sets[1]))
+            return out
+        special.check_disallowed(text, disallowed)
         out.extend(self.encode(text, allowed_special=allowed, disallowed_special=()))
         return out
 
@@ -438,12 +460,14 @@ class Tokenizer:
         texts: Sequence[str],
         *,
         num_threads: int = 8,
-        allowed_special: Union[Literal["all"], AbstractSet[str]] = frozenset(),
-        disallowed_special: Union[Literal["all"], Collection[str]] = "all",
+        allowed_special: Union[Literal["all"], AbstractSet[str]] = _NO_SPECIALS,
+        disallowed_special: Union[Literal["all"], Collection[str]] = _ALL,
     ) -> list[list[int]]:
         """:meth:`encode` over many texts on up to ``num_threads`` threads (order kept)."""
         texts = _check_texts(texts)
-        allowed, disallowed = special.resolve(self._special_set, allowed_special, disallowed_special)
+        allowed, disallowed, core_sets = self._plan(allowed_special, disallowed_special)
+        if core_sets is not None:  # the threads find the special tokens too
+            return self._encode_plain_batch(texts, num_threads, *core_sets)
         for text in texts:
             special.check_disallowed(text, disallowed)
         if not allowed:
@@ -475,16 +499,58 @@ class Tokenizer:
         """:meth:`encode_ordinary` over many texts on up to ``num_threads`` threads (order kept)."""
         return self._encode_plain_batch(_check_texts(texts), num_threads)
 
-    def _encode_plain_batch(self, texts: list[str], num_threads: int) -> list[list[int]]:
+    def _plan(self, allowed_special, disallowed_special) -> tuple:
+        """``(allowed, disallowed, core_sets)``: the resolved sets (see ``special.resolve``)
+        and :meth:`_core_specials` of them; the default arguments come precomputed."""
+        if disallowed_special is _ALL:
+            if allowed_special is _NO_SPECIALS:
+                return frozenset(), self._special_set, self._default_sets[0]
+            if allowed_special is _ALL:
+                return self._special_set, frozenset(), self._default_sets[1]
+        allowed, disallowed = special.resolve(self._special_set, allowed_special, disallowed_special)
+        return allowed, disallowed, self._core_specials(allowed, disallowed)
+
+    def _core_specials(self, allowed: frozenset, disallowed: frozenset) -> Optional[tuple]:
+        """``(allowed, disallowed)`` as the backend's compiled sets (None for an empty one),
+        for encoding with the special tokens found by the backend's own threads; or None when
+        the text must go through Python first (a custom pattern, a normalization, or a
+        disallowed name that no text could be matched for in bytes: empty or not a ``str``)."""
+        if not self._scanned or self._normalization is not None:
+            return None
+        sets = []
+        for names in (allowed, disallowed):
+            if not names:
+                sets.append(None)
+                continue
+            compiled = self._special_sets.get(names)
+            if compiled is None:
+                try:
+                    compiled = self._core.specials(
+                        {name.encode("utf-8"): self._special_tokens.get(name, -1) for name in names})
+                except (AttributeError, UnicodeEncodeError, ValueError):
+                    compiled = False
+                if len(self._special_sets) >= 64:  # callers that vary their sets: keep it bounded
+                    self._special_sets.clear()
+                self._special_sets[names] = compiled
+            if compiled is False:
+                return None
+            sets.append(compiled)
+        return tuple(sets)
+
+    def _encode_plain_batch(self, texts: list[str], num_threads: int, allowed=None, disallowed=None
+                            ) -> list[list[int]]:
+        """The texts encoded on up to ``num_threads`` threads; ``allowed`` and ``disallowed``
+        are compiled sets from :meth:`_core_specials` (only for scanned patterns)."""
         _check_threads(num_threads)
         if not self._scanned:
             return _map_threads(self._encode_plain, texts, num_threads)
         if self._normalization is not None:
             texts = [unicodedata.normalize(self._normalization, t) for t in texts]
         try:
-            batch = self._core.batch(texts, self._pattern_name)
+            batch = self._core.batch(texts, self._pattern_name, allowed, disallowed)
         except UnicodeEncodeError:  # lone surrogates: fixed up as encode_ordinary fixes them
-            batch = self._core.batch([training.repair_surrogates(t) for t in texts], self._pattern_name)
+            batch = self._core.batch([training.repair_surrogates(t) for t in texts], self._pattern_name,
+                                     allowed, disallowed)
         # This thread (run) and up to num_threads - 1 pool threads (help) share the batch: each
         # claims texts one at a time and encodes them without the GIL, so they finish
         # together; the pool threads hand their ids over and this thread builds every list,

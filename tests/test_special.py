@@ -430,3 +430,147 @@ def test_decode_special_id_gives_its_text(enc_factory, name):
     text = sample_text(enc.special_tokens_set)
     ids = enc.encode(text, allowed_special="all")
     assert enc.decode(ids) == text == tk.decode(ids)
+
+
+# ------------------------------------------------------------------ special tokens found by the backend
+#
+# encode, encode_to_array and encode_batch hand the resolved sets to the backend, which finds
+# the tokens itself (in C for the compiled core, on the pool threads).  These tests check it
+# against a plain scan written here, on token sets tiktoken's encodings do not have: tokens
+# that are prefixes of others, one-byte and non-ASCII tokens, and no common first byte.
+
+# the longest token wins where one is a prefix of another (bpe.special documents this);
+# tiktoken leaves that case to its hash map's order
+ODD_SPECIALS = ["<|a|>", "<|a|>b", "<|a", "x", "xy", "é", "日本", "[CLS]", "\n\n"]
+ODD_PIECES = ODD_SPECIALS + ["<", "|", ">", "b", "y", "日", "本", "[", "CLS", "]", " ", "  ", "\n", "'s", "a",
+                             "1", "23", "é", "e\u0301", "🙂", "\t", "X"]
+
+
+def odd_tokenizer(name, split="named"):
+    """The bundled ``name`` encoding with ODD_SPECIALS as its special tokens; ``split``
+    "named" keeps its pattern (the backend finds special tokens), "custom" and "nfc" take the
+    paths where Python finds them (a custom regex; a normalization)."""
+    base = bpe.get_encoding(name)
+    first = base.max_token_value + 1
+    pattern = r" ?\w+| ?[^\w\s]+|\s+" if split == "custom" else name
+    return bpe.Tokenizer(base.mergeable_ranks, pattern=pattern, normalization="NFC" if split == "nfc" else None,
+                         special_tokens={tok: first + i for i, tok in enumerate(ODD_SPECIALS)})
+
+
+def first_occurrence(text, names, start=0):
+    """``(position, token)`` of the leftmost, then longest, of ``names`` in ``text``, or None."""
+    for i in range(start, len(text)):
+        here = [t for t in names if text.startswith(t, i)]
+        if here:
+            return i, max(here, key=len)
+    return None
+
+
+def expected_encoding(tok, text, allowed, disallowed):
+    """What encode must give, from first_occurrence and encode_ordinary of the segments."""
+    found = first_occurrence(text, disallowed)
+    if found is not None:
+        return ("DisallowedSpecialTokenError", found[1])
+    ids, pos = [], 0
+    while True:
+        found = first_occurrence(text, allowed, pos)
+        end = found[0] if found else len(text)
+        if end > pos:
+            ids += tok.encode_ordinary(text[pos:end])
+        if found is None:
+            return ("ok", ids)
+        ids.append(tok.special_tokens[found[1]])
+        pos = end + len(found[1])
+
+
+def outcome_named(fn):
+    try:
+        return ("ok", fn())
+    except bpe.DisallowedSpecialTokenError as exc:
+        return ("DisallowedSpecialTokenError", exc.token)
+
+
+@pytest.mark.parametrize("name, split", [("o200k_base", "named"), ("cl100k_base", "named"),
+                                         ("o200k_base", "custom"), ("o200k_base", "nfc")])
+def test_odd_special_tokens(backend, name, split, threads_for_any_batch):
+    tok = odd_tokenizer(name, split)
+    assert tok.backend == backend
+
+    @settings(max_examples=150 if backend == "cython" else 40, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+    @given(
+        st.lists(st.lists(st.sampled_from(ODD_PIECES), max_size=14).map("".join), min_size=1, max_size=4),
+        st.one_of(st.just("all"), st.frozensets(st.sampled_from(ODD_SPECIALS))),
+        st.frozensets(st.sampled_from(ODD_SPECIALS + ["ab", "<|"])),
+    )
+    def check(texts, allowed, disallowed):
+        allowed_set = frozenset(ODD_SPECIALS) if allowed == "all" else allowed
+        want = [expected_encoding(tok, t, allowed_set, disallowed) for t in texts]
+        for t, w in zip(texts, want):
+            got = outcome_named(lambda: tok.encode(t, allowed_special=allowed, disallowed_special=disallowed))
+            assert got == w, t
+            arr = outcome_named(lambda: tok.encode_to_array(t, allowed_special=allowed,
+                                                             disallowed_special=disallowed))
+            assert (arr[0], list(arr[1]) if arr[0] == "ok" else arr[1]) == w
+            if w[0] == "ok" and split != "nfc":
+                assert tok.decode(w[1]) == t
+        # a batch gives every list, or the error of the first text that has one
+        errors = [w for w in want if w[0] != "ok"]
+        for threads in (1, 2):
+            got = outcome_named(lambda: tok.encode_batch(texts, num_threads=threads, allowed_special=allowed,
+                                                         disallowed_special=disallowed))
+            assert got == (errors[0] if errors else ("ok", [w[1] for w in want]))
+
+    check()
+
+
+@pytest.mark.parametrize("names", [ODD_SPECIALS, ["<|endoftext|>", "<|fim_prefix|>", "<|fim_middle|>"], ["x"],
+                                   ["é", "日本"]])
+def test_backend_specials_find_the_leftmost_longest(backend, names):
+    core = bpe.get_encoding("o200k_base")._core
+    sets = core.specials({t.encode("utf-8"): i for i, t in enumerate(names)})
+    assert sorted(sets.tokens) == sorted(names)
+
+    @settings(max_examples=200 if backend == "cython" else 60, deadline=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(st.lists(st.sampled_from(ODD_PIECES + names), max_size=20).map("".join), st.integers(0, 30))
+    def check(text, start):
+        data = text.encode("utf-8")
+        start = min(start, len(data))
+        # the expected match, found on the characters and converted to byte positions
+        char_start = len(data[:start].decode("utf-8", errors="ignore"))
+        while len(text[:char_start].encode("utf-8")) < start:
+            char_start += 1  # a start inside a character: the next character
+        found = first_occurrence(text, names, char_start)
+        want = None if found is None else (len(text[: found[0]].encode("utf-8")), found[1])
+        assert sets.find(text, len(text[:char_start].encode("utf-8"))) == want
+
+    check()
+
+
+@pytest.mark.parametrize("bad", [{}, {b"": 5}])
+def test_backend_specials_need_nonempty_tokens(backend, bad):
+    core = bpe.get_encoding("o200k_base")._core
+    with pytest.raises(ValueError, match="special token|at least one token"):
+        core.specials(bad)
+
+
+def test_unusual_disallowed_names_take_the_python_path(enc_factory):
+    # a name no text could be matched for in bytes (empty, or not a str) is checked as before
+    enc = enc_factory("cl100k_base")
+    with pytest.raises(bpe.DisallowedSpecialTokenError):
+        enc.encode("abc", disallowed_special={""})
+    with pytest.raises(bpe.DisallowedSpecialTokenError):
+        enc.encode("a\ud800b", disallowed_special={"\ud800"})
+    with pytest.raises(bpe.DisallowedSpecialTokenError):
+        enc.encode_batch(["ok", "a\ud800b"], disallowed_special={"\ud800"})
+
+
+def test_lone_surrogates_with_allowed_specials_are_fixed_up_like_tiktoken(enc_factory):
+    enc = enc_factory("o200k_base")
+    tk = oracle(enc)
+    for text in ["a\ud800<|endoftext|>b", "\ud83d<|endoftext|>\ude00", "<|endoftext|>\udfff"]:
+        want = tk.encode(text, allowed_special="all")
+        assert enc.encode(text, allowed_special="all") == want
+        assert list(enc.encode_to_array(text, allowed_special="all")) == want
+        assert enc.encode_batch([text, text], allowed_special="all") == [want, want]
