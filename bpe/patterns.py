@@ -110,7 +110,9 @@ def resolve(pattern: Union[str, "regex.Pattern[str]", None]) -> tuple[Optional[s
     """Return ``(name, pattern_string)`` for a ``pattern=`` argument.
 
     ``name`` is the canonical pattern name when ``pattern`` is one of :data:`NAMED_PATTERNS`
-    (else ``None``); ``pattern_string`` is the regex source, or ``None`` for "no split".
+    or exactly the source of one, as a string or compiled (tiktoken's ``pat_str``: split by
+    that pattern's scanner, on tiktoken's Unicode tables); else ``None``.  ``pattern_string``
+    is the regex source, or ``None`` for "no split".
     """
     if pattern is None:
         return None, None
@@ -126,6 +128,8 @@ def resolve(pattern: Union[str, "regex.Pattern[str]", None]) -> tuple[Optional[s
         return _NAME_OF_SOURCE.get(source), source
     if pattern in NAMED_PATTERNS:
         return pattern, NAMED_PATTERNS[pattern]
+    if pattern in _NAME_OF_SOURCE:  # e.g. tiktoken's pat_str of a named encoding: its scanner
+        return _NAME_OF_SOURCE[pattern], pattern
     if _NAME_LIKE.match(pattern):
         raise PatternError(
             f"unknown pattern name {pattern!r}; pass one of {sorted(NAMED_PATTERNS)}, None for no "

@@ -14,6 +14,30 @@ def test_named_patterns_resolve():
     assert patterns.resolve(None) == (None, None)
 
 
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base", "llama3"])
+def test_a_named_patterns_source_gets_its_scanner(name):
+    # tiktoken's pat_str passed as a string (or compiled) splits like the named pattern: with
+    # its scanner, on tiktoken's Unicode tables, not as a custom regex on the regex module's
+    source = patterns.NAMED_PATTERNS[name]
+    assert patterns.resolve(source)[0] == patterns.resolve(name)[0]
+    assert patterns.resolve(regex.compile(source))[0] == patterns.resolve(name)[0]
+    assert patterns.resolve(source + "|x")[0] is None
+
+
+def test_tokenizer_with_tiktokens_pattern_string_matches_tiktoken(backend):
+    import tiktoken
+
+    base = bpe.get_encoding("o200k_base")
+    tok = bpe.Tokenizer(base.mergeable_ranks, pattern=base.pattern)
+    oracle = tiktoken.Encoding(name="o200k-oracle", pat_str=base.pattern, mergeable_ranks=base.mergeable_ranks,
+                               special_tokens={})
+    # U+10940 is a letter in the regex module's Unicode 17 tables, unassigned in tiktoken's
+    text = "I\U00010940'll and \U00010941's"
+    custom = tok._core.encode_pieces(patterns.split(patterns.compile_pattern(base.pattern), text))
+    assert custom != oracle.encode_ordinary(text)  # what the regex module's tables give
+    assert tok.encode_ordinary(text) == oracle.encode_ordinary(text) == base.encode_ordinary(text)
+
+
 def test_dollar_becomes_end_of_text():
     assert patterns.to_python_syntax(r"\s++$|a") == r"\s++\Z|a"
     assert patterns.to_python_syntax(r"[$]\$") == r"[$]\$"
