@@ -6,7 +6,8 @@
 
 Sections: ``throughput`` (encode_ordinary MB/s per corpus group and encoding, one call per
 ~8 KB document, single thread), ``short`` (per-call time on 20-200 byte texts), ``count``
-(count() vs len(encode_ordinary())), ``worst`` (pathological inputs: 256 KB and 1 MB of one
+(count() vs len(encode_ordinary())), ``decode`` (decode MB/s against the peers that decode),
+``worst`` (pathological inputs: 256 KB and 1 MB of one
 repeated character, spaces, digits, punctuation, an alternation, emoji), ``scripts`` (the
 multilingual corpus's lines grouped by script), ``split`` (the pre-tokenizer alone: bpe's
 compiled scanner against ``regex.findall`` with the same pattern, and its share of bpe's
@@ -128,6 +129,9 @@ class _HFWrapper:
 
     def encode_ordinary(self, text: str) -> list[int]:
         return self._tok.encode(text, add_special_tokens=False).ids
+
+    def decode(self, ids: list[int]) -> str:
+        return self._tok.decode(ids, skip_special_tokens=False)
 
 
 def hf_pre_tokenizer(pattern: str):
@@ -363,6 +367,29 @@ def bench_count(args) -> None:
     print(table(["encoding"] + list(fns), rows))
 
 
+def bench_decode(args) -> None:
+    print("\n## Decode: decode(ids) back to text, one call per ~8 KB document (MB/s of text, median)")
+    import bpe
+
+    docs = documents(GROUPS["prose"] + GROUPS["non-Latin"] + GROUPS["code"], args.bytes_per_file)
+    n_bytes = sum(len(d.encode("utf-8")) for d in docs)
+    rows, header = [], None
+    for name in args.encodings:
+        enc = bpe.get_encoding(name)
+        ids = [enc.encode_ordinary(d) for d in docs]
+        encoders = {k: e for k, e in peers(name).items() if hasattr(e, "decode")}
+        wrong = {k: sum(e.decode(x) != d for x, d in zip(ids, docs)) for k, e in encoders.items()}
+        med = interleaved({k: (lambda e=e: [e.decode(x) for x in ids]) for k, e in encoders.items()}, args.rounds)
+        speed = {k: n_bytes / v / 1e6 for k, v in med.items()}
+        fastest_peer = max((speed[k] for k in speed if k != "bpe" and not wrong[k]), default=float("nan"))
+        rows.append([name] + [f"{speed[k]:.0f}" + (f" ({wrong[k]} wrong docs)" if wrong[k] else "") for k in encoders]
+                    + [f"{speed['bpe'] / speed['tiktoken']:.2f}x" if "tiktoken" in speed else "-",
+                       f"{speed['bpe'] / fastest_peer:.2f}x"])
+        header = ["encoding"] + list(encoders) + ["bpe / tiktoken", "bpe / fastest correct peer"]
+    print()
+    print(table(header, rows))
+
+
 def bench_worst(args) -> None:
     print("\n## Pathological inputs (seconds, median): each is one piece of up to 1 MB; linear in size "
           "if the 1 MB time is ~4x the 256 KB one")
@@ -513,7 +540,7 @@ def bench_stream(args) -> None:
 
 
 SECTIONS = {"throughput": bench_throughput, "scripts": bench_scripts, "split": bench_split, "short": bench_short,
-            "count": bench_count, "worst": bench_worst, "batch": bench_batch, "load": bench_load,
+            "count": bench_count, "decode": bench_decode, "worst": bench_worst, "batch": bench_batch, "load": bench_load,
             "train": bench_train, "stream": bench_stream}
 
 

@@ -15,6 +15,7 @@ resolved sets of allowed and disallowed special tokens (:class:`Specials`), ``en
 from __future__ import annotations
 
 import array
+import operator
 import threading
 from typing import Iterable, Optional
 
@@ -129,9 +130,7 @@ class Encoder:
         return [ranks[piece[bounds[i] : bounds[i + 1]]] for i in range(len(bounds) - 1)]
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
-        ids = list(ids)
-        for i in ids:
-            _check_id(i)
+        ids = [_as_id(i) for i in ids]
         decoder = self._decoder
         try:
             return b"".join([decoder[i] for i in ids])
@@ -139,7 +138,7 @@ class Encoder:
             raise KeyError(_unknown_id_message(exc.args[0])) from None
 
     def token_bytes(self, token: int) -> bytes:
-        _check_id(token)
+        token = _as_id(token)
         try:
             return self._decoder[token]
         except KeyError:
@@ -219,9 +218,14 @@ class Batch:
         return self._out  # type: ignore[return-value]
 
 
-def _check_id(token: object) -> None:
-    if not isinstance(token, int):
-        raise TypeError(f"token ids must be ints, got {type(token).__name__}: {token!r}")
+def _as_id(token: object) -> int:
+    """``token`` as an int: ints, and integer types with ``__index__`` (numpy's)."""
+    if type(token) is int:
+        return token
+    try:
+        return operator.index(token)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"token ids must be ints, got {type(token).__name__}: {token!r}") from None
 
 
 def _unknown_id_message(token: object) -> str:

@@ -204,6 +204,45 @@ def test_decode_bytes_concatenates_single_tokens(enc_factory, backend, name):
     run(backend, st.lists(st.sampled_from(valid_ids), max_size=40), check)
 
 
+def test_decode_long_tokens_and_many_ids(enc_factory, backend):
+    # tokens of every length (o200k_base has some of 128 bytes): the compiled decoder copies
+    # tokens of up to 16 bytes as two words and longer ones with memcpy, into one buffer
+    enc = enc_factory("o200k_base")
+    by_length = {}
+    for token, rank in enc.mergeable_ranks.items():
+        by_length.setdefault(len(token), rank)
+    ids = sorted(by_length.values()) * 3 + list(enc.special_tokens.values())
+    want = b"".join(enc.decode_single_token_bytes(i) for i in ids)
+    assert max(by_length) > 16
+    assert enc.decode_bytes(ids) == want
+    assert enc.decode_bytes(ids[::-1]) == b"".join(enc.decode_single_token_bytes(i) for i in ids[::-1])
+    text = "Décodage: 日本語 🙂 " * 500
+    assert enc.decode(enc.encode_ordinary(text)) == text
+
+
+class Index:
+    """An integer type that is not an int (as numpy's are): it has ``__index__``."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __index__(self):
+        return self.value
+
+
+def test_decode_takes_integer_types_with_index(enc_factory, backend):
+    enc = enc_factory("cl100k_base")
+    ids = enc.encode_ordinary("hello world")
+    assert enc.decode([Index(i) for i in ids]) == "hello world"
+    assert enc.decode_bytes([ids[0], Index(ids[1])]) == b"hello world"
+    assert enc.decode_single_token_bytes(Index(ids[0])) == b"hello"
+    assert enc.decode([True]) == enc.decode([1])  # bool is an int
+    with pytest.raises(KeyError, match=r"token id 1000000000 is not"):
+        enc.decode([Index(10**9)])
+    with pytest.raises(KeyError, match=r"token id -5 is not"):
+        enc.decode_bytes([1, Index(-5)])
+
+
 @pytest.mark.parametrize("name", ENCODINGS)
 def test_decode_split_multibyte_character(enc_factory, name):
     enc = enc_factory(name)
