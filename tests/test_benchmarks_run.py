@@ -20,13 +20,14 @@ def test_benchmark_suite_runs(tmp_path):
     run = ("import runpy, sys; sys.path[:0] = [%r]; sys.path.append(%r); "
            "runpy.run_module('benchmarks', run_name='__main__', alter_sys=True)" % (build, ROOT))
     env = dict(os.environ, BPE_SHARED_DATA=os.path.join(ROOT, "no-such-folder"))  # bundled sample only
-    out = subprocess.run([sys.executable, "-c", run, "--quick", "--rounds", "1", "--only", "count,decode,scripts,split,batch",
+    out = subprocess.run([sys.executable, "-c", run, "--quick", "--rounds", "1", "--only", "short,count,decode,scripts,split,batch",
                           "--encodings", "cl100k_base"], cwd=tmp_path, env=env, capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "corpora: bundled sample only" in out.stdout
     assert "| cl100k_base |" in out.stdout and "bpe count" in out.stdout
     assert "## Decode" in out.stdout and "bpe / fastest correct peer" in out.stdout
+    assert "encode(text) with the default arguments" in out.stdout
     assert "(needs ../shared/data/corpora)" in out.stdout          # scripts: no corpora here
     assert "machine: sha256 2 threads / 1 thread" in out.stdout
     # the first line names the backend the run chose, from the same build as this process's
