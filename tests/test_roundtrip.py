@@ -220,6 +220,32 @@ def test_decode_long_tokens_and_many_ids(enc_factory, backend):
     assert enc.decode(enc.encode_ordinary(text)) == text
 
 
+@pytest.mark.parametrize("num_threads", [1, 2, 8])
+def test_decode_batch_equals_each_decode(enc_factory, backend, num_threads):
+    enc = enc_factory("o200k_base")
+    texts = ["hello world", "", "naïve café 日本語 🙂", "x" * 300]
+    batch = [enc.encode_ordinary(t) for t in texts] + [[enc.mergeable_ranks[b"\xe6"]]]
+    assert enc.decode_batch(batch, num_threads=num_threads) == [enc.decode(ids) for ids in batch]
+    assert enc.decode_batch(batch, num_threads=num_threads)[:4] == texts
+    assert enc.decode_batch(batch, errors="ignore")[-1] == ""
+    assert enc.decode_bytes_batch(batch, num_threads=num_threads) == [enc.decode_bytes(ids) for ids in batch]
+    with pytest.raises(ValueError, match="num_threads"):
+        enc.decode_batch(batch, num_threads=0)
+    with pytest.raises(KeyError, match="not in the vocabulary"):
+        enc.decode_bytes_batch([[1], [10**9]])
+
+
+def test_custom_pattern_batches_equal_single_calls(backend, threads_for_any_batch):
+    base = bpe.get_encoding("cl100k_base")
+    tok = bpe.Tokenizer(base.mergeable_ranks, pattern=r" ?\w+| ?[^\w\s]+|\s+",
+                        special_tokens={"<|endoftext|>": base.eot_token})
+    texts = ["Hello, world!  It's 2026.", "", "<|endoftext|> and more", "日本語のテキスト 🙂" * 20]
+    for threads in (1, 4):
+        assert tok.encode_ordinary_batch(texts, num_threads=threads) == [tok.encode_ordinary(t) for t in texts]
+        assert (tok.encode_batch(texts, num_threads=threads, allowed_special="all")
+                == [tok.encode(t, allowed_special="all") for t in texts])
+
+
 class Index:
     """An integer type that is not an int (as numpy's are): it has ``__index__``."""
 
