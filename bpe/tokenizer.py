@@ -402,14 +402,16 @@ class Tokenizer:
         ``disallowed_special`` (by default: every special token not allowed) a ``ValueError``
         says how to allow it or encode it as text.  Any other special-token text is plain text.
         """
-        if disallowed_special is _ALL and type(text) is str:  # the usual arguments, resolved already
-            if allowed_special is _NO_SPECIALS or allowed_special is _ALL:
+        if type(text) is str:  # the usual arguments, resolved already
+            if disallowed_special is _ALL and (allowed_special is _NO_SPECIALS or allowed_special is _ALL):
                 core_sets = self._default_sets[allowed_special is _ALL]
                 if core_sets is not None:
                     try:  # (two arguments, not *core_sets: a starred call costs 0.1 us more)
                         return self._core.encode_text(text, self._pattern_name, False, core_sets[0], core_sets[1])
                     except UnicodeEncodeError:
                         pass  # the general path below fixes lone surrogates up
+            elif allowed_special is _NO_SPECIALS and type(disallowed_special) is tuple and not disallowed_special:
+                return self._encode_plain(text)  # disallowed_special=(): everything is plain text
         if not isinstance(text, str):
             raise TypeError(_not_str(text))
         allowed, disallowed, core_sets = self._plan(allowed_special, disallowed_special)
