@@ -1498,7 +1498,10 @@ cdef class Batch:
     leaves the helpers nothing to wait for (on 2 threads, five runs alternating with each
     thread building its own lists: 2-3% more throughput in the median, and 1 reading under
     1.7x one thread's speed in 10 instead of 4).  ``results()`` gives the lists in text
-    order.  It does not split work inside one text."""
+    order.  Each text is encoded as ``Encoder.encode_text`` would with the same special-token
+    sets (``_encode_split``), so the disallowed check and the special tokens are found on the
+    encoding threads too; a disallowed token stops every thread and ``run()`` raises for the
+    first text that holds one.  It does not split work inside one text."""
 
     cdef Encoder enc
     cdef list texts             # kept alive: ptrs point into their cached UTF-8 forms

@@ -162,6 +162,8 @@ class Specials:
     def find(self, text: str, start: int = 0) -> Optional[tuple[int, str]]:
         """``(position, token)`` of the leftmost occurrence (positions in UTF-8 bytes) at or
         after byte ``start``, or None."""
+        if start < 0:
+            raise ValueError(f"start must be a byte position >= 0, got {start}")
         m = self._regex.search(text.encode("utf-8"), start)
         return None if m is None else (m.start(), m.group().decode("utf-8"))
 

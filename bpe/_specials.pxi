@@ -129,6 +129,8 @@ cdef class Specials:
         bytes) at or after byte ``start``, or None."""
         cdef Py_ssize_t n, w = -1, j
         cdef const uint8_t* p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
+        if start < 0:
+            raise ValueError(f"start must be a byte position >= 0, got {start}")
         with nogil:
             j = sp_find(&self.s, p, n, start, &w)
         return None if j >= n else (j, self.tokens[w])

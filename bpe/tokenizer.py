@@ -87,7 +87,7 @@ class Tokenizer:
         self._mergeable_ranks = dict(mergeable_ranks)  # ours: later changes to the argument do not leak in
         self._special_tokens = specials
         self._special_set = frozenset(specials)
-        self._special_sets: dict = {}  # frozenset of names -> the backend's Specials (see _specials)
+        self._special_sets: dict = {}  # frozenset of names -> the backend's Specials (_core_specials)
         self._normalization = normalization
         self._name = name
         self._max_token_value = max(list(rank_ids) + list(specials.values()), default=-1)
@@ -465,7 +465,8 @@ class Tokenizer:
         allowed_special: Union[Literal["all"], AbstractSet[str]] = _NO_SPECIALS,
         disallowed_special: Union[Literal["all"], Collection[str]] = _ALL,
     ) -> list[list[int]]:
-        """:meth:`encode` over many texts on up to ``num_threads`` threads (order kept)."""
+        """:meth:`encode` over many texts on up to ``num_threads`` threads (order kept; with a
+        custom regex pattern on the calling thread, see :meth:`encode_ordinary_batch`)."""
         texts = _check_texts(texts)
         allowed, disallowed, core_sets = self._plan(allowed_special, disallowed_special)
         if core_sets is not None:  # the threads find the special tokens too
@@ -498,7 +499,10 @@ class Tokenizer:
         return out
 
     def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
-        """:meth:`encode_ordinary` over many texts on up to ``num_threads`` threads (order kept)."""
+        """:meth:`encode_ordinary` over many texts on up to ``num_threads`` threads (order kept).
+
+        With a custom regex pattern the texts are encoded on the calling thread: the ``regex``
+        module needs the GIL for every match, so threads would only slow it down."""
         return self._encode_plain_batch(_check_texts(texts), num_threads)
 
     def _plan(self, allowed_special, disallowed_special) -> tuple:
@@ -541,8 +545,9 @@ class Tokenizer:
 
     def _encode_plain_batch(self, texts: list[str], num_threads: int, allowed=None, disallowed=None
                             ) -> list[list[int]]:
-        """The texts encoded on up to ``num_threads`` threads; ``allowed`` and ``disallowed``
-        are compiled sets from :meth:`_core_specials` (only for scanned patterns)."""
+        """The texts encoded on up to ``num_threads`` threads (a custom regex: on this one);
+        ``allowed`` and ``disallowed`` are compiled sets from :meth:`_core_specials` (only
+        for scanned patterns)."""
         _check_threads(num_threads)
         if not self._scanned:
             # a custom regex splits with the GIL held (the regex module takes it for every

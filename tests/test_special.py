@@ -555,6 +555,15 @@ def test_backend_specials_need_nonempty_tokens(backend, bad):
         core.specials(bad)
 
 
+def test_backend_specials_find_checks_its_start(backend):
+    sets = bpe.get_encoding("o200k_base")._core.specials({b"<|x|>": 1})
+    with pytest.raises(ValueError, match="start"):
+        sets.find("<|x|>", -1)
+    assert sets.find("a<|x|>", 1) == (1, "<|x|>")
+    assert sets.find("a<|x|>", 2) is None
+    assert sets.find("a<|x|>", 100) is None
+
+
 def test_unusual_disallowed_names_take_the_python_path(enc_factory):
     # a name no text could be matched for in bytes (empty, or not a str) is checked as before
     enc = enc_factory("cl100k_base")
