@@ -86,6 +86,7 @@ def test_encode_with_endoftext_between_corpus_chunks(name, backend, corpus, orac
     enc = oracle(name)
     eot = enc.eot_token
     total = 0
+    texts, expected_all = [], []
     for first, second in zip(CORPORA, CORPORA[1:] + CORPORA[:1]):
         a = head_sample(corpus(first), 12_000)
         b_text = corpus(second)
@@ -97,6 +98,12 @@ def test_encode_with_endoftext_between_corpus_chunks(name, backend, corpus, orac
             assert ids == expected, (first, second, _diff(ids, expected))
             assert tok.decode(ids) == text
             total += len(ids)
+            texts.append(text)
+            expected_all.append(expected)
+    # the batch finds the special tokens on its threads: same ids, and the same refusal
+    assert tok.encode_batch(texts, num_threads=2, allowed_special="all") == expected_all
+    with pytest.raises(bpe.DisallowedSpecialTokenError):
+        tok.encode_batch(texts, num_threads=2)
     print(f"\n[corpora identity] {name} {backend}: encode(allowed_special='all') on "
           f"{len(CORPORA) * 2} chunk pairs joined by <|endoftext|>: {total:,} tokens, 0 mismatches")
 
