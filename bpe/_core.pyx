@@ -1414,6 +1414,10 @@ cdef class Encoder:
                         continue
                     if v == -1 and PyErr_Occurred() != NULL:
                         PyErr_Clear()
+                if seq is ids:
+                    # Python code (an __index__ method) may run from here on and could change
+                    # the caller's list: go on with a copy of it as it is now
+                    seq = list(seq)
                 v = self._id_of(seq[i])  # raises the right error, or takes __index__ types
                 tids[i] = v
                 total += length[v]

@@ -130,7 +130,7 @@ class Encoder:
         return [ranks[piece[bounds[i] : bounds[i + 1]]] for i in range(len(bounds) - 1)]
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
-        ids = [_as_id(i) for i in ids]
+        ids = [_as_id(i) for i in list(ids)]  # (a copy first: __index__ may change the caller's list)
         decoder = self._decoder
         try:
             return b"".join([decoder[i] for i in ids])

@@ -269,6 +269,22 @@ def test_decode_takes_integer_types_with_index(enc_factory, backend):
         enc.decode_bytes([1, Index(-5)])
 
 
+def test_decode_of_a_list_that_index_changes(enc_factory, backend):
+    # an __index__ method that empties the caller's list: the ids are those the list held
+    # when decode began (the compiled decoder reads list items without bounds checks)
+    enc = enc_factory("cl100k_base")
+    ids = enc.encode_ordinary("hello world, again and again")
+
+    class Clearing:
+        def __index__(self):
+            victim.clear()
+            return ids[0]
+
+    victim = ids[:2] + [Clearing()] + ids[2:]
+    assert enc.decode_bytes(victim) == enc.decode_bytes(ids[:2] + [ids[0]] + ids[2:])
+    assert victim == []
+
+
 @pytest.mark.parametrize("name", ENCODINGS)
 def test_decode_split_multibyte_character(enc_factory, name):
     enc = enc_factory(name)
