@@ -42,5 +42,7 @@ def read_text(name):
 @pytest.fixture
 def threads_for_any_batch(monkeypatch):
     """Batch encoding wakes pool threads even for little text (normally it needs 32K
-    characters per thread), so that small test batches do run on several threads."""
+    characters per thread) and beyond the machine's CPUs, so that small test batches do run
+    on as many threads as they ask for."""
     monkeypatch.setattr(bpe.tokenizer, "_CHARS_PER_HELPER", 1)
+    monkeypatch.setattr(bpe.tokenizer, "_THREADS_PER_CPU_CAP", False)  # as many as asked for

@@ -394,6 +394,22 @@ def test_batch_keeps_order_with_many_texts(enc_factory, threads_for_any_batch):
     assert enc.encode_batch(texts, num_threads=4) == [enc.encode(t) for t in texts]
 
 
+def test_batch_threads_are_capped_at_the_usable_cpus(enc_factory, monkeypatch):
+    # every batch thread is busy all the time: more threads than CPUs only take turns
+    enc = enc_factory("o200k_base")
+    texts = ["some text to encode, " * 2000] * 8  # 8 x 42K characters: enough for 8 threads
+    want = [enc.encode_ordinary(t) for t in texts]
+    asked = []
+    real_pool = bpe.tokenizer._pool
+    monkeypatch.setattr(bpe.tokenizer, "_pool", lambda n: asked.append(n) or real_pool(n))
+    monkeypatch.setattr(bpe.tokenizer, "_usable_cpus", lambda: 3)
+    assert enc.encode_ordinary_batch(texts, num_threads=8) == want
+    monkeypatch.setattr(bpe.tokenizer, "_usable_cpus", lambda: 1)
+    assert enc.encode_batch(texts, num_threads=8) == want
+    assert asked == [2, 2]  # 3 CPUs: two pool threads (one _pool call each); 1 CPU: none
+    assert bpe.tokenizer._usable_cpus() >= 1
+
+
 @pytest.mark.parametrize("bad", [0, -1])
 def test_num_threads_must_be_positive(enc_factory, bad):
     enc = enc_factory("cl100k_base")
