@@ -422,16 +422,8 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
                 right.append(t.length[<Py_ssize_t>other] - n)
                 right.append(other)
         for j in range(1, n):
-            for other in ends.get(_pack(c, j), ()):
-                if other > tau:
-                    break
-                left.append(t.length[other] - j)
-                left.append(other)
-            for other in starts.get(_pack(c + j, n - j), ()):
-                if other > tau:
-                    break
-                right.append(t.length[other] - (n - j))
-                right.append(other)
+            _add_contexts(left, ends.get(_pack(c, j), ()), tau, j, t)
+            _add_contexts(right, starts.get(_pack(c + j, n - j), ()), tau, n - j, t)
         if (len(left) > 2 * CU_MAX_CONTEXT or len(right) > 2 * CU_MAX_CONTEXT
                 or max(left[::2] + right[::2], default=0) > CU_MAX_CONTEXT):
             continue
@@ -457,22 +449,10 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
         if tau < 0:
             continue                         # condition 1 fails
         right = []
-        for other in spaced_starts.get(key, ()):
-            if other > tau:
-                break
-            right.append(t.length[other] - n)
-            right.append(other)
-        for other in char_starts.get(key, ()):
-            if other > tau:
-                break
-            right.append(t.length[other] - (n - 1))
-            right.append(other)
+        _add_contexts(right, spaced_starts.get(key, ()), tau, n, t)
+        _add_contexts(right, char_starts.get(key, ()), tau, n - 1, t)
         for j in range(2, n):
-            for other in starts.get(_pack(c + j, n - j), ()):
-                if other > tau:
-                    break
-                right.append(t.length[other] - (n - j))
-                right.append(other)
+            _add_contexts(right, starts.get(_pack(c + j, n - j), ()), tau, n - j, t)
         if len(right) > 2 * CU_MAX_CONTEXT or max(right[::2], default=0) > CU_MAX_CONTEXT:
             continue
         at = len(pool)
@@ -502,6 +482,19 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
     cu.chars = char_table
     cu.spaced = first_table
     cu.pool = pool_c
+    return 0
+
+
+cdef int _add_contexts(list out, object ids, tok_t tau, Py_ssize_t shared, const TokenTable* t) except -1:
+    # Append (length, id) for each token of `ids` (ascending) ranked <= tau: the length of
+    # its context string, the bytes it has beyond the `shared` ones it has in common with the
+    # unit (alternating, as _pool_strings reads them).
+    cdef Py_ssize_t other
+    for other in ids:
+        if other > tau:
+            break
+        out.append(t.length[other] - shared)
+        out.append(other)
     return 0
 
 
