@@ -136,6 +136,29 @@ def test_a_new_encoder_never_sees_a_dead_ones_cache(backend):
     assert ids_first  # the first tokenizer did encode (and fill the cache)
 
 
+def test_ids_past_21_bits_go_without_the_pair_cache(cython_backend):
+    """The pair cache packs (left, right, rank) into one word of 21-bit fields, so an encoder
+    with an id past that range has none and looks every pair up; both give the reference's
+    ids, and so does one that has it."""
+    from bpe import _core, _reference
+
+    text = read_text("austen.txt")
+    ranks = bpe.Tokenizer.train([text[:30_000]], 700, min_frequency=1).mergeable_ranks
+    plain = _core.Encoder(ranks, {})
+    wide = _core.Encoder(ranks, {b"<|far|>": (1 << 21) + 7})
+    reference = _reference.Encoder(ranks, {})
+    assert plain._pair_cache_slots() > 0
+    assert wide._pair_cache_slots() == 0
+    rng = random.Random(3)
+    words = text.split()
+    for _ in range(40):
+        chunk = " ".join(rng.choice(words) + rng.choice(["", "x", "qu", "zz"]) for _ in range(200))
+        want = reference.encode_text(chunk, "o200k_base")
+        assert plain.encode_text(chunk, "o200k_base") == want
+        assert wide.encode_text(chunk, "o200k_base") == want
+    assert wide.decode_bytes([(1 << 21) + 7]) == b"<|far|>"
+
+
 def test_piece_cache_sets_keep_their_pieces_apart(cython_backend):
     """Many distinct pieces that are not tokens, repeated in a shuffled order, so that the
     two-way sets of the piece cache fill, swap and evict, and the cache for longer pieces
