@@ -772,9 +772,11 @@ cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* pair2, const uint8_t
 # do not fit those (more ids, as cl100k gives Cyrillic words, or 15-22 bytes).  Simulated on
 # the benchmark corpora, o200k prose hits 48% of its non-token pieces against 39% for the
 # former 4,096 direct-mapped 64-byte entries, cl100k non-Latin 50% against 48%.  Both caches
-# are thread-local, so threads never share or lock them; an entry is tagged with the low 32
-# bits of the generation number of the Encoder that wrote it (as in the pair cache), so
-# encoders never see each other's entries.
+# are thread-local, so threads never share or lock them (an entry of 32 or 64 bytes cannot be
+# written in one atomic store, unlike the pair cache's words); an entry is tagged with the low
+# 32 bits of the generation number of the Encoder that wrote it (two encoders alive at once
+# would need 2**32 encoders made in between to share a tag), so encoders never see each
+# other's entries.
 
 cdef enum:
     CACHE_MAX_BYTES = 14

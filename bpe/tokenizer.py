@@ -681,7 +681,7 @@ if hasattr(os, "register_at_fork"):
 
 def _pool(num_threads: int) -> ThreadPoolExecutor:
     """A process-wide pool per size, kept between calls: its threads keep their warm
-    thread-local piece and pair caches, which fresh threads would have to refill."""
+    thread-local piece caches, which fresh threads would have to refill."""
     with _pools_lock:
         pool = _pools.get(num_threads)
         if pool is None:
