@@ -166,8 +166,9 @@ FAILED: dict[str, str] = {}
 
 def cold_start(encoder) -> Callable[[], None]:
     """What to run before each timed round of ``encoder`` so that it starts cold: bpe's
-    thread-local piece and pair caches forget everything (the other encoders keep no state
-    between calls).  Hits then come only from repetition inside the round's text."""
+    thread-local piece caches forget everything and its pair cache is emptied (the other
+    encoders keep no state between calls).  Hits then come only from repetition inside the
+    round's text."""
     core = getattr(encoder, "_core", None)
     forget = getattr(core, "_forget_cached_pieces", None)
     return forget if forget is not None else (lambda: None)
