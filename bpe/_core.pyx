@@ -425,7 +425,10 @@ cdef extern from *:
     """
     #define BPE_PAIR_SLOTS 65536
     #define BPE_PAIR_NONE 0x1FFFFFULL
-    #if defined(__GNUC__) || defined(__clang__)
+    #if (defined(__GNUC__) || defined(__clang__)) && defined(__GCC_ATOMIC_LLONG_LOCK_FREE) \
+        && __GCC_ATOMIC_LLONG_LOCK_FREE == 2
+    /* (where 64-bit atomics are not always lock-free, as on some 32-bit targets, GCC would
+       call libatomic, which the extension does not link: no cache there) */
     #  define BPE_PAIR_CACHE 1
     #  define bpe_pair_load(p) __atomic_load_n((p), __ATOMIC_RELAXED)
     #  define bpe_pair_store(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
