@@ -624,12 +624,19 @@ cdef Py_ssize_t _bpe_short(const TokenTable* t, const tok_t* pair2, const uint8_
         key[nxt[a]] = none
         out[a] = <tok_t>(best >> 32)
         nxt[a] = c
+        z = prv[a]
+        if loc.pairs != NULL:
+            # the merge raises two questions: start both cache words on their way before
+            # waiting on the first (o200k prose +1.1-1.5%, paired rounds; others even)
+            if c < n:
+                bpe_prefetch(bpe_pair_slot(loc.pairs, (<uint64_t><uint32_t>out[a] << 32) | <uint32_t>out[c]))
+            if z >= 0:
+                bpe_prefetch(bpe_pair_slot(loc.pairs, (<uint64_t><uint32_t>out[z] << 32) | <uint32_t>out[a]))
         if c < n:
             prv[c] = a
             key[a] = (<uint64_t>_merged_rank(t, p, off[a], off[nxt[c]], out[a], out[c], limit, loc) << 32) | <uint64_t>a
         else:
             key[a] = none
-        z = prv[a]
         if z >= 0:
             key[z] = (<uint64_t>_merged_rank(t, p, off[z], off[c], out[z], out[a], limit, loc) << 32) | <uint64_t>z
     # gather the parts' ids to the front (in place: a part's index is never below its rank)
