@@ -412,7 +412,7 @@ cdef int tt_add(TokenTable* t, tok_t token, const uint8_t* data, Py_ssize_t n, b
 # share the table without locks: words are read and written whole (relaxed atomics), and a
 # word that one thread reads is always one that some thread wrote for that key, with the
 # right answer (the answer depends only on the vocabulary).  Encoders whose ids need more than
-# 21 bits, or builds without 64-bit atomic words, have no cache and look every pair up.
+# 21 bits, or builds without lock-free 64-bit atomics, have no cache and look every pair up.
 #
 # 65,536 words (512 KiB).  It replaced a thread-local cache of 8,192 16-byte entries tagged
 # with the encoder's generation: twice the memory per entry, and on the prose corpora about
