@@ -21,8 +21,8 @@ from .errors import (
     TrainingError,
     UnknownEncodingError,
 )
-from .patterns import NAMED_PATTERNS
-from . import tiktoken_files
+from .pre_tokenizers.patterns import NAMED_PATTERNS
+from . import tiktoken_files  # the old path of bpe.io.tiktoken
 from .registry import get_encoding, list_encodings, sample_path
 from .tokenizer import Tokenizer
 from .evaluation import compression

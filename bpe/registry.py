@@ -13,7 +13,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from . import _backend
-from .bundle import unpack
+from .io.bundle import unpack
 from .errors import UnknownEncodingError
 
 if TYPE_CHECKING:  # pragma: no cover

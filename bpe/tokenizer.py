@@ -19,10 +19,11 @@ import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from typing import AbstractSet, Collection, Iterable, Literal, Optional, Sequence, Union
 
-from . import _backend, patterns, special, training
+from . import _backend, special, training
+from .pre_tokenizers import patterns
 from .errors import TokenizerFileError, TrainingError
-from .fileformat import NORMALIZATIONS, TokenizerSpec, dumps, loads
-from .tiktoken_files import load_tiktoken_ranks
+from .io.native import NORMALIZATIONS, TokenizerSpec, dumps, loads
+from .io.tiktoken import load_tiktoken_ranks
 
 PathLike = Union[str, "os.PathLike[str]"]
 _ID_TYPECODE = "I" if array.array("I").itemsize == 4 else "L"

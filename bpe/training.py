@@ -18,8 +18,9 @@ from typing import Iterable, Iterator, Optional, Union
 
 import regex
 
-from . import _backend, _reference, _reference_scan, patterns, special
-from .fileformat import NORMALIZATIONS
+from . import _backend, _reference, _reference_scan, special
+from .pre_tokenizers import patterns
+from .io.native import NORMALIZATIONS
 from .progress import Progress, bar
 from .errors import TrainingError
 

@@ -1,0 +1,1 @@
+"""Models: what turns one pre-token into ids (byte-level BPE here)."""
