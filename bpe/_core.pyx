@@ -982,6 +982,7 @@ include "_backtrack.pxi"
 
 # Whole-character units for the merge loop: bpe/_charunits.pxi
 include "_charunits.pxi"
+include "_merges.pxi"
 
 # Pair signatures that let the merge loop skip most pairs making no token: bpe/_signatures.pxi
 include "_signatures.pxi"
@@ -1060,6 +1061,7 @@ cdef class Encoder:
     cdef uint64_t gen           # tags this Encoder's entries in the piece cache
     cdef PyObject** id_objs     # the int object of each id, made on first use (owned refs)
     cdef unsigned long long* pairs  # the pair cache (NULL: none), shared by all threads
+    cdef MergeList ml           # Hugging Face's merge-list rule instead of ranks (keys NULL: not used)
     cdef bint ready
 
     def __cinit__(self):
@@ -1067,6 +1069,7 @@ cdef class Encoder:
         self.pair2 = NULL
         self.pairs = NULL
         self.id_objs = NULL
+        memset(&self.ml, 0, sizeof(MergeList))
         memset(&self.bt, 0, sizeof(Backtrack))
         self.bt.min_bytes = BT_MIN_BYTES
         memset(&self.cu, 0, sizeof(CharUnits))
@@ -1088,6 +1091,7 @@ cdef class Encoder:
         tt_free(&self.table)
         free(self.pair2)
         free(self.pairs)
+        ml_free(&self.ml)
 
     def __init__(self, dict mergeable_ranks, dict special_tokens):
         cdef bytes token
@@ -1152,8 +1156,12 @@ cdef class Encoder:
             if count < 0:
                 return count
             for c in range(count):
-                m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &self.cu, &loc,
-                                     p + bounds[c], bounds[c + 1] - bounds[c], hashes[c], out + k)
+                if self.ml.keys != NULL:
+                    m = ml_piece(&self.ml, &self.table, self.byte_rank, p + bounds[c], bounds[c + 1] - bounds[c],
+                                 out + k)
+                else:
+                    m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &self.cu, &loc,
+                                         p + bounds[c], bounds[c + 1] - bounds[c], hashes[c], out + k)
                 if m < 0:
                     return -1
                 if lists:
@@ -1187,6 +1195,32 @@ cdef class Encoder:
             k += 1
             i = s + allowed.lens[w]
         return k
+
+    def use_merge_list(self, list merges, bint ignore_merges):
+        """Encode by Hugging Face's rule from now on: ``merges`` holds ``(left, right, new)``
+        id triples in priority order (see bpe/_merges.pxi); ``ignore_merges``: a piece that
+        is a token of the table is that token.  Called once, before any encoding."""
+        self._check_ready()
+        if self.ml.keys != NULL:
+            raise RuntimeError("use_merge_list is called once per Encoder")
+        cdef Py_ssize_t n = len(merges), i
+        cdef uint32_t* triples = <uint32_t*>malloc((3 * n + 1) * sizeof(uint32_t))
+        if triples == NULL:
+            raise MemoryError()
+        try:
+            for i in range(n):
+                a, b, c = merges[i]
+                if not (0 <= a < self.table.n_ids and 0 <= b < self.table.n_ids and 0 <= c < self.table.n_ids):
+                    raise ValueError(f"merge {i} names an id outside the table: {merges[i]!r}")
+                triples[3 * i] = a
+                triples[3 * i + 1] = b
+                triples[3 * i + 2] = c
+            ml_build(&self.ml, triples, n, ignore_merges)
+        except BaseException:
+            ml_free(&self.ml)
+            raise
+        finally:
+            free(triples)
 
     def specials(self, dict tokens):
         """``tokens`` (UTF-8 bytes -> id) compiled for ``encode_text`` and ``batch``."""
@@ -1261,8 +1295,11 @@ cdef class Encoder:
                                 m = -1
                                 break
                             scratch = <tok_t*>grown
-                        m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &self.cu, &loc,
-                                             p + bounds[c], size, hashes[c], scratch)
+                        if self.ml.keys != NULL:
+                            m = ml_piece(&self.ml, &self.table, self.byte_rank, p + bounds[c], size, scratch)
+                        else:
+                            m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &self.cu,
+                                                 &loc, p + bounds[c], size, hashes[c], scratch)
                         if m < 0:
                             break
                         k += m
@@ -1302,10 +1339,14 @@ cdef class Encoder:
             with nogil:
                 loc = _local(self.gen, &self.sigs, self.pairs)
                 for i in range(n):
-                    m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &self.cu, &loc,
-                                         <const uint8_t*>ptrs[i], lens[i],
-                                         hash_bytes(<const uint8_t*>ptrs[i], lens[i]) if lens[i] > 1 else 0,
-                                         out + k)
+                    if self.ml.keys != NULL:
+                        m = ml_piece(&self.ml, &self.table, self.byte_rank, <const uint8_t*>ptrs[i], lens[i],
+                                     out + k)
+                    else:
+                        m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &self.cu, &loc,
+                                             <const uint8_t*>ptrs[i], lens[i],
+                                             hash_bytes(<const uint8_t*>ptrs[i], lens[i]) if lens[i] > 1 else 0,
+                                             out + k)
                     if m < 0:
                         break
                     k += m

@@ -22,6 +22,7 @@ from typing import Iterable, Optional
 import regex
 
 from . import _reference_scan, byte_unicode, special
+from .models.bpe import merge_ids
 
 NO_RANK = 2**31 - 1
 _ID_TYPECODE = "I" if array.array("I").itemsize == 4 else "L"
@@ -37,6 +38,8 @@ class Encoder:
 
     def __init__(self, mergeable_ranks: dict[bytes, int], special_tokens: dict[bytes, int]):
         self._ranks = dict(mergeable_ranks)
+        self._merge_pairs: Optional[dict] = None  # (left, right) -> (index, new id): HF's rule
+        self._ignore_merges = False
         self._decoder: dict[int, bytes] = {rank: token for token, rank in self._ranks.items()}
         for token, token_id in special_tokens.items():
             self._decoder[token_id] = token
@@ -46,6 +49,14 @@ class Encoder:
                 f"mergeable_ranks lacks {len(missing)} single-byte tokens (first: {bytes([missing[0]])!r}); "
                 "a byte-level BPE needs a rank for each of the 256 bytes"
             )
+
+    def use_merge_list(self, merges: list, ignore_merges: bool) -> None:
+        """Encode by Hugging Face's rule from now on (see bpe/_merges.pxi): ``merges`` holds
+        ``(left, right, new)`` id triples in priority order."""
+        if self._merge_pairs is not None:
+            raise RuntimeError("use_merge_list is called once per Encoder")
+        self._merge_pairs = {(a, b): (i, c) for i, (a, b, c) in enumerate(merges)}
+        self._ignore_merges = bool(ignore_merges)
 
     def specials(self, tokens: dict[bytes, int]) -> "Specials":
         """``tokens`` (UTF-8 bytes -> id) as a set for ``encode_text`` and ``batch``."""
@@ -110,6 +121,10 @@ class Encoder:
         recover the merge that made a token).
         """
         ranks = self._ranks
+        if self._merge_pairs is not None and max_rank < 0:
+            if self._ignore_merges and len(piece) > 1 and piece in ranks:
+                return [ranks[piece]]
+            return merge_ids([ranks[piece[i:i + 1]] for i in range(len(piece))], self._merge_pairs)
         if max_rank < 0:
             whole = ranks.get(piece)
             if whole is not None:

@@ -112,10 +112,11 @@ def _gpt2(t: str, cls: bytearray, i: int) -> int:
     return _whitespace(t, cls, i, True, False)
 
 
-def _cl100k_like(t: str, cls: bytearray, i: int, end_first: bool) -> int:
+def _cl100k_like(t: str, cls: bytearray, i: int, end_first: bool, single_digit: bool) -> int:
     # cl100k: '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+
     #         |\s++$|\s*[\r\n]|\s+(?!\S)|\s
     # llama3: the same without \s++$ (end_first False)
+    # qwen2:  llama3 with \p{N} for \p{N}{1,3} (single_digit True)
     n = len(t)
     e = _contraction(t, i, True)
     if e >= 0:
@@ -125,8 +126,9 @@ def _cl100k_like(t: str, cls: bytearray, i: int, end_first: bool) -> int:
         return _run(t, cls, i + 1, L_ANY)
     if c & PREFIX and t[i] not in _CRLF and i + 1 < n and cls[ord(t[i + 1])] & L_ANY:
         return _run(t, cls, i + 2, L_ANY)
+    # \p{N}{1,3} (\p{N} if single_digit)
     if c & N:
-        return _digits(t, cls, i)
+        return i + 1 if single_digit else _digits(t, cls, i)
     e = _punctuation(t, cls, i, _CRLF)
     if e >= 0:
         return e
@@ -175,9 +177,10 @@ SCANNERS: dict[str, Callable[[str, bytearray, int], int]] = {
     "gpt2": _gpt2,
     "r50k_base": _gpt2,
     "p50k_base": _gpt2,
-    "cl100k_base": lambda t, cls, i: _cl100k_like(t, cls, i, True),
+    "cl100k_base": lambda t, cls, i: _cl100k_like(t, cls, i, True, False),
     "o200k_base": _o200k,
-    "llama3": lambda t, cls, i: _cl100k_like(t, cls, i, False),
+    "llama3": lambda t, cls, i: _cl100k_like(t, cls, i, False, False),
+    "qwen2": lambda t, cls, i: _cl100k_like(t, cls, i, False, True),
 }
 
 

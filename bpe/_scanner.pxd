@@ -14,7 +14,8 @@ cdef enum:
     PAT_CL100K = 2
     PAT_O200K = 3
     PAT_LLAMA3 = 4
-    N_PATTERNS = 5
+    PAT_QWEN2 = 5     # Qwen2 / Qwen2.5 / Qwen3: llama3 with single digits
+    N_PATTERNS = 6
 
 
 cdef extern from "_unicode_tables.h":
@@ -228,17 +229,23 @@ cdef inline Py_ssize_t _scan_gpt2(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) 
 cdef inline Py_ssize_t _scan_cl100k(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
     # '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+
     # |\s++$|\s*[\r\n]|\s+(?!\S)|\s
-    return _scan_cl100k_like(s, n, i, True)
+    return _scan_cl100k_like(s, n, i, True, False)
 
 
 cdef inline Py_ssize_t _scan_llama3(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
     # (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*
     # |\s*[\r\n]+|\s+(?!\S)|\s+
-    return _scan_cl100k_like(s, n, i, False)
+    return _scan_cl100k_like(s, n, i, False, False)
+
+
+cdef inline Py_ssize_t _scan_qwen2(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+    # (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*
+    # |\s*[\r\n]+|\s+(?!\S)|\s+
+    return _scan_cl100k_like(s, n, i, False, True)
 
 
 cdef inline Py_ssize_t _scan_cl100k_like(const uint8_t* s, Py_ssize_t n, Py_ssize_t i,
-                                         bint end_first) noexcept nogil:
+                                         bint end_first, bint single_digit) noexcept nogil:
     cdef Py_ssize_t e, w, w1, k
     cdef int c, c1
     e = _contraction(s, n, i, True)
@@ -252,8 +259,9 @@ cdef inline Py_ssize_t _scan_cl100k_like(const uint8_t* s, Py_ssize_t n, Py_ssiz
         c1 = _cls_at(s, i + w, &w1)
         if c1 & M_L:
             return _letters(s, n, i + w + w1)
+    # \p{N}{1,3} (\p{N} if single_digit)
     if c & C_N:
-        return _digits(s, n, i + w)
+        return i + w if single_digit else _digits(s, n, i + w)
     e = _punctuation(s, n, i, c, False)
     if e >= 0:
         return e
@@ -367,4 +375,6 @@ cdef inline Py_ssize_t scan_piece(int pattern, const uint8_t* s, Py_ssize_t n, P
         return _scan_o200k(s, n, i)
     if pattern == PAT_LLAMA3:
         return _scan_llama3(s, n, i)
+    if pattern == PAT_QWEN2:
+        return _scan_qwen2(s, n, i)
     return n

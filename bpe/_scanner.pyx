@@ -24,7 +24,8 @@ cdef extern from "Python.h":
 
 #: pattern name -> id understood by scan_piece (and Encoder.encode_text)
 PATTERN_IDS = {"gpt2": PAT_GPT2, "r50k_base": PAT_GPT2, "p50k_base": PAT_GPT2,
-               "cl100k_base": PAT_CL100K, "o200k_base": PAT_O200K, "llama3": PAT_LLAMA3}
+               "cl100k_base": PAT_CL100K, "o200k_base": PAT_O200K, "llama3": PAT_LLAMA3,
+               "qwen2": PAT_QWEN2}
 
 
 cdef int _pattern_id(str pattern) except -1:

@@ -5,17 +5,20 @@ tiktoken, ``encode`` raises if the text contains a special token that is *disall
 all of them), encodes *allowed* ones as their id, and treats any other occurrence as plain text.
 Names in ``allowed_special`` that are not special tokens of the tokenizer are ignored.  This
 module resolves those arguments and splits text around allowed special tokens; it does not
-encode the ordinary text in between.
+encode the ordinary text in between.  ``AddedToken`` and ``split_added`` are the added tokens
+of Hugging Face files (special or not, with their matching flags) and HF's way of finding them.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import AbstractSet, Collection, Literal, Union
+from typing import AbstractSet, Collection, Literal, Optional, Union
 
 import regex
 
 from .errors import DisallowedSpecialTokenError
+from .normalizers import WHITE_SPACE as _WHITE_SPACE
 
 AllowedSpecial = Union[Literal["all"], AbstractSet[str]]
 DisallowedSpecial = Union[Literal["all"], Collection[str]]
@@ -80,4 +83,92 @@ def split(text: str, allowed: frozenset) -> list[tuple[str, bool]]:
         pos = m.end()
     if pos < len(text):
         out.append((text[pos:], False))
+    return out
+
+
+# ---------------------------------------------------------------- added tokens (Hugging Face)
+
+
+@dataclass(frozen=True)
+class AddedToken:
+    """A token matched in the text before any splitting, as in a ``tokenizer.json``:
+    ``special`` ones follow the allowed/disallowed policy above, others are always matched
+    by ``encode`` (never by ``encode_ordinary``).  ``normalized``: matched in the normalized
+    text instead of the raw one; ``lstrip``/``rstrip``: the white space before/after it is
+    part of the match; ``single_word``: only matched where no word character touches it."""
+
+    content: str
+    id: int
+    special: bool = True
+    normalized: bool = False
+    lstrip: bool = False
+    rstrip: bool = False
+    single_word: bool = False
+
+    @property
+    def plain(self) -> bool:
+        """Matched as an exact string with nothing around it (the compiled core can find it)."""
+        return not (self.lstrip or self.rstrip or self.single_word)
+
+    def to_hf(self) -> dict:
+        return {"id": self.id, "content": self.content, "single_word": self.single_word,
+                "lstrip": self.lstrip, "rstrip": self.rstrip, "normalized": self.normalized,
+                "special": self.special}
+
+
+_WORD_CHAR = regex.compile(r"\w")
+
+
+def _is_word_char(c: str) -> bool:
+    """Whether ``c`` is a word character (regex ``\\w``: letters, marks, digits, connectors),
+    as HF's single_word test has it."""
+    return _WORD_CHAR.match(c) is not None
+
+
+def _find_added(text: str, tokens: dict) -> list[tuple[int, int, Optional[AddedToken]]]:
+    """HF's matching of ``tokens`` (content -> AddedToken) in ``text``: leftmost-longest, then
+    ``single_word``, ``lstrip`` and ``rstrip``; returns spans tiling the text."""
+    out: list[tuple[int, int, Optional[AddedToken]]] = []
+    if not tokens or not text:
+        return [(0, len(text), None)] if text else []
+    pos = 0
+    for m in special_regex(frozenset(tokens)).finditer(text):
+        start, stop = m.span()
+        tok = tokens[m.group()]
+        if tok.single_word:
+            if (start > 0 and _is_word_char(text[start - 1])) or (stop < len(text) and _is_word_char(text[stop])):
+                continue
+        if tok.lstrip:
+            s = start
+            while s > 0 and text[s - 1] in _WHITE_SPACE:
+                s -= 1
+            start = max(s, pos)
+        if tok.rstrip:
+            while stop < len(text) and text[stop] in _WHITE_SPACE:
+                stop += 1
+        if start > pos:
+            out.append((pos, start, None))
+        out.append((start, stop, tok))
+        pos = stop
+    if pos < len(text):
+        out.append((pos, len(text), None))
+    return out
+
+
+def split_added(text: str, tokens: "list[AddedToken]", normalize) -> list[tuple[str, Optional[AddedToken]]]:
+    """Cut ``text`` around ``tokens`` as HF does: tokens with ``normalized=False`` are found
+    in the raw text, the stretches between them are normalized (``normalize``, or None), and
+    tokens with ``normalized=True`` are then found in those.  Returns ``(text, token)`` pairs
+    where ``token`` is None for ordinary (normalized) text."""
+    raw = {t.content: t for t in tokens if not t.normalized or normalize is None}
+    # a normalized token is looked for in its normalized form (HF normalizes its content too)
+    normed = {normalize(t.content): t for t in tokens if t.normalized and normalize is not None}
+    out: list[tuple[str, Optional[AddedToken]]] = []
+    for s, e, tok in _find_added(text, raw):
+        if tok is not None:
+            out.append((text[s:e], tok))
+            continue
+        segment = normalize(text[s:e]) if normalize is not None else text[s:e]
+        for s2, e2, tok2 in _find_added(segment, normed):
+            out.append((segment[s2:e2], tok2))
     return out

@@ -13,15 +13,21 @@ threads; it pickles cheaply (a bundled encoding pickles as its name).
 from __future__ import annotations
 
 import array
+import operator
 import os
 import threading
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from typing import AbstractSet, Collection, Iterable, Literal, Optional, Sequence, Union
 
-from . import _backend, special, training
+from . import _backend, byte_unicode, decoders, normalizers, special, training
+from .io import huggingface
+from .models.bpe import MergeBPE, RankBPE
+from .pipeline import Pipeline, build_core, plan, pre_tokenize
 from .pre_tokenizers import patterns
-from .errors import TokenizerFileError, TrainingError
+from .pre_tokenizers import split as pre_split
+from .special import AddedToken
+from .errors import DisallowedSpecialTokenError, TokenizerFileError, TrainingError
 from .io.native import NORMALIZATIONS, TokenizerSpec, dumps, loads
 from .io.tiktoken import load_tiktoken_ranks
 
@@ -55,20 +61,12 @@ class Tokenizer:
         explicit_n_vocab: Optional[int] = None,
         merges: Optional[Sequence[tuple[int, int]]] = None,
     ):
-        if not isinstance(mergeable_ranks, dict):
-            raise TypeError(f"mergeable_ranks must be a dict of bytes -> int, got {type(mergeable_ranks).__name__}")
-        for token, rank in mergeable_ranks.items():
-            if not isinstance(token, bytes) or not isinstance(rank, int) or rank < 0:
-                raise TypeError(
-                    f"mergeable_ranks must map bytes to non-negative int ranks; got {token!r}: {rank!r}"
-                )
+        model = RankBPE(mergeable_ranks, merges=tuple(tuple(m) for m in merges) if merges is not None else None)
         specials = dict(special_tokens or {})
         for tok, tid in specials.items():
             if not isinstance(tok, str) or not tok or not isinstance(tid, int) or tid < 0:
                 raise TypeError(f"special_tokens must map non-empty str to non-negative int ids; got {tok!r}: {tid!r}")
-        rank_ids = set(mergeable_ranks.values())
-        if len(rank_ids) != len(mergeable_ranks):
-            raise ValueError("two mergeable tokens have the same rank; every token needs its own rank (= id)")
+        rank_ids = set(model.ranks.values())
         clash = sorted(tid for tid in specials.values() if tid in rank_ids)
         if clash:
             raise ValueError(
@@ -77,22 +75,37 @@ class Tokenizer:
             )
         if len(set(specials.values())) != len(specials):
             raise ValueError("two special tokens have the same id; give each its own id")
-        if normalization is not None and normalization not in NORMALIZATIONS:
-            raise ValueError(f"normalization must be one of {NORMALIZATIONS} or None, got {normalization!r}")
+        pipeline = Pipeline(
+            normalizer=normalizers.from_name(normalization),
+            pre_tokenizer=pre_split.Pattern.from_argument(pattern),
+            model=model,
+            added_tokens=tuple(AddedToken(tok, tid) for tok, tid in specials.items()),
+        )
+        self._setup(pipeline, name, explicit_n_vocab)
 
-        self._pattern_name, self._pattern = patterns.resolve(pattern)
-        # named patterns (and no pattern) run on the backend's own scanner, which follows
-        # tiktoken's Unicode tables; custom patterns on the `regex` module
-        self._scanned = self._pattern is None or self._pattern_name is not None
-        self._regex = None if self._scanned else patterns.compile_pattern(self._pattern)
-        self._mergeable_ranks = dict(mergeable_ranks)  # ours: later changes to the argument do not leak in
-        self._special_tokens = specials
-        self._special_set = frozenset(specials)
-        self._special_sets: dict = {}  # frozenset of names -> the backend's Specials (_core_specials)
-        self._normalization = normalization
+    def _setup(self, pipeline: Pipeline, name: Optional[str], explicit_n_vocab: Optional[int] = None,
+               hf_config: Optional[dict] = None) -> None:
+        """Build the core for ``pipeline`` and the plan to run it (see ``bpe.pipeline``)."""
+        self._pipeline = pipeline
         self._name = name
-        self._max_token_value = max(list(rank_ids) + list(specials.values()), default=-1)
-        n_ids = len(rank_ids) + len(specials)
+        self._hf_config = dict(hf_config) if hf_config is not None else None
+        added = pipeline.added_tokens
+        self._added_ids = {t.content: t.id for t in added}          # every added token -> id
+        self._added_by_name = {t.content: t for t in added}
+        self._special_tokens = {t.content: t.id for t in added if t.special}
+        self._special_set = frozenset(self._special_tokens)
+        self._always = frozenset(t.content for t in added if not t.special)  # HF's non-special ones
+        self._special_sets: dict = {}  # frozenset of names -> the backend's Specials (_core_specials)
+        self._backend = _backend.active()
+        added_bytes = {_added_bytes(t, pipeline): t.id for t in added}
+        self._core, self._mergeable_ranks, self._rule = build_core(pipeline, self._backend.Encoder, added_bytes)
+        all_ids = [t.id for t in added] + list(self._mergeable_ranks.values())
+        if isinstance(pipeline.model, MergeBPE):
+            all_ids += list(pipeline.model.vocab.values())
+        elif pipeline.model.decode_only:
+            all_ids += list(pipeline.model.decode_only.values())
+        self._max_token_value = max(all_ids, default=-1)
+        n_ids = len(set(all_ids))
         if self._max_token_value >= 4 * n_ids + 65536:
             raise ValueError(
                 f"token ids are too sparse: the largest is {self._max_token_value:,} for {n_ids:,} tokens "
@@ -104,17 +117,27 @@ class Tokenizer:
                 f"({self._max_token_value + 1}); pass None or the right size"
             )
         self._explicit_n_vocab = explicit_n_vocab
-        self._merges = [tuple(m) for m in merges] if merges is not None else None
+        self._added_strings = {t.id: _added_text(t, pipeline) for t in added}
+        self._id_to_string = dict(pipeline.model.id_to_token) if isinstance(pipeline.model, MergeBPE) else {}
+        self._id_to_string.update(self._added_strings)
+        self._plan_ = plan(pipeline, self._core)
+        run = self._plan_
+        self._pattern_name = run.pattern_name
+        self._pattern = run.pattern_source
+        # named patterns (and no pattern) run on the backend's own scanner, which follows
+        # tiktoken's Unicode tables; custom patterns on the `regex` module
+        self._on_scanner = run.on_scanner
+        self._regex = None if run.on_scanner or run.pattern_source is None else \
+            patterns.compile_pattern(run.pattern_source)
+        self._normalization = run.unicode_form
+        model = pipeline.model
+        self._merges = list(model.merges) if isinstance(model, RankBPE) and model.merges is not None else None
         self._recovered_merges: Optional[list[tuple[bytes, bytes]]] = None
         self._bundled_name: Optional[str] = None
         self._training_curve: Optional[list[tuple[int, int]]] = None
-        self._backend = _backend.active()
-        self._core = self._backend.Encoder(
-            self._mergeable_ranks, {tok.encode("utf-8"): tid for tok, tid in specials.items()}
-        )
         # the compiled sets for encode(text) and encode(text, allowed_special="all")
-        self._default_sets = (self._core_specials(frozenset(), self._special_set),
-                              self._core_specials(self._special_set, frozenset()))
+        self._default_sets = (self._core_specials(self._always, self._special_set),
+                              self._core_specials(self._special_set | self._always, frozenset()))
 
     # ---------------------------------------------------------------- construction
 
@@ -244,6 +267,10 @@ class Tokenizer:
                    normalization=spec.normalization, explicit_n_vocab=spec.explicit_n_vocab, merges=spec.merges)
 
     def _spec(self) -> TokenizerSpec:
+        if isinstance(self._pipeline.model, MergeBPE):
+            raise TokenizerFileError(
+                self._name, "save() writes bpe's own format, which holds rank-table tokenizers; this one "
+                            "was loaded from a tokenizer.json: write it with to_hf(path)")
         return TokenizerSpec(self._name, self._pattern, self._normalization, self._explicit_n_vocab,
                              dict(self._special_tokens), self._mergeable_ranks,
                              list(self._merges) if self._merges is not None else None)
@@ -261,6 +288,8 @@ class Tokenizer:
             from .registry import get_encoding
 
             return (get_encoding, (self._bundled_name,))
+        if isinstance(self._pipeline.model, MergeBPE):
+            return (_rebuild_pipeline, (self._pipeline, self._name, self._hf_config))
         return (_rebuild, (self._spec(),))
 
     # ---------------------------------------------------------------- properties
@@ -319,9 +348,18 @@ class Tokenizer:
         encoding of its bytes using only lower ranks.  Tokens that lower ranks cannot build
         from two parts (unreachable by merging) have no merge and are left out.
         """
+        model = self._pipeline.model
+        if isinstance(model, MergeBPE):
+            tb = model.token_bytes
+            return [(tb(a), tb(b)) for a, b in model.merges]
         if self._merges is not None:
             tb = self._core.token_bytes
             return [(tb(a), tb(b)) for a, b in self._merges]
+        return self._canonical_merges()
+
+    def _canonical_merges(self) -> list[tuple[bytes, bytes]]:
+        """Each token's canonical split (the two parts that BPE on its bytes alone, with only
+        lower ranks, ends with), in rank order; tokens with none are left out."""
         if self._recovered_merges is None:
             tb = self._core.token_bytes
             recovered = []
@@ -348,20 +386,25 @@ class Tokenizer:
     # ---------------------------------------------------------------- encoding
 
     def _encode_plain(self, text: str) -> list[int]:
+        if self._plan_.staged:
+            return self._encode_staged(text, frozenset())
         if self._normalization is not None:
             text = unicodedata.normalize(self._normalization, text)
         try:
-            if self._scanned:
+            if self._on_scanner:
                 return self._core.encode_text(text, self._pattern_name)
             return self._core.encode_pieces(patterns.split(self._regex, text))
         except UnicodeEncodeError:
             return self._encode_plain(training.repair_surrogates(text))
 
     def _count_plain(self, text: str, limit: int) -> int:
+        if self._plan_.staged:
+            n = len(self._encode_staged(text, frozenset()))
+            return -1 if 0 <= limit < n else n
         if self._normalization is not None:
             text = unicodedata.normalize(self._normalization, text)
         try:
-            if self._scanned:
+            if self._on_scanner:
                 return self._core.count_text(text, self._pattern_name, limit)
             return self._core.count_pieces(patterns.split(self._regex, text), limit)
         except UnicodeEncodeError:
@@ -396,32 +439,42 @@ class Tokenizer:
         *,
         allowed_special: Union[Literal["all"], AbstractSet[str]] = _NO_SPECIALS,
         disallowed_special: Union[Literal["all"], Collection[str]] = _ALL,
+        add_special_tokens: bool = False,
     ) -> list[int]:
         """Encode ``text``; special tokens follow tiktoken's rules.
 
         Special tokens in ``allowed_special`` become their id.  If the text contains one in
         ``disallowed_special`` (by default: every special token not allowed) a ``ValueError``
         says how to allow it or encode it as text.  Any other special-token text is plain text.
+        Added tokens that are not special (in Hugging Face files) are always matched.
+        ``add_special_tokens=True`` applies the post-processor (e.g. Llama's BOS), as HF does.
         """
-        if type(text) is str:  # the usual arguments, resolved already (0.40 against 0.56 us a call)
+        if type(text) is str and not add_special_tokens:  # the usual arguments, resolved already
             if disallowed_special is _ALL and (allowed_special is _NO_SPECIALS or allowed_special is _ALL):
                 core_sets = self._default_sets[allowed_special is _ALL]
                 if core_sets is not None:
                     return self._encode_in_core(text, core_sets, False)
-            elif allowed_special is _NO_SPECIALS and type(disallowed_special) is tuple and not disallowed_special:
+            elif allowed_special is _NO_SPECIALS and type(disallowed_special) is tuple and not disallowed_special \
+                    and not self._always:
                 return self._encode_plain(text)  # disallowed_special=(): everything is plain text
         if not isinstance(text, str):
             raise TypeError(_not_str(text))
+        ids = self._encode_checked(text, allowed_special, disallowed_special)
+        return self._post_process(ids) if add_special_tokens else ids
+
+    def _encode_checked(self, text: str, allowed_special, disallowed_special) -> list[int]:
         allowed, disallowed, core_sets = self._plan(allowed_special, disallowed_special)
         if core_sets is not None:
             return self._encode_in_core(text, core_sets, False)
+        if self._plan_.staged:
+            return self._encode_staged(text, allowed, disallowed)
         special.check_disallowed(text, disallowed)
         if not allowed:
             return self._encode_plain(text)
         ids: list[int] = []
         for segment, is_special in special.split(text, allowed):
             if is_special:
-                ids.append(self._special_tokens[segment])
+                ids.append(self._added_ids[segment])
             else:
                 ids.extend(self._encode_plain(segment))
         return ids
@@ -454,13 +507,20 @@ class Tokenizer:
         num_threads: int = 8,
         allowed_special: Union[Literal["all"], AbstractSet[str]] = _NO_SPECIALS,
         disallowed_special: Union[Literal["all"], Collection[str]] = _ALL,
+        add_special_tokens: bool = False,
     ) -> list[list[int]]:
         """:meth:`encode` over many texts on up to ``num_threads`` threads (order kept; with a
         custom regex pattern on the calling thread; see :meth:`encode_ordinary_batch`)."""
+        out = self._encode_batch(texts, num_threads, allowed_special, disallowed_special)
+        return [self._post_process(ids) for ids in out] if add_special_tokens else out
+
+    def _encode_batch(self, texts, num_threads, allowed_special, disallowed_special) -> list[list[int]]:
         texts = _check_texts(texts)
         allowed, disallowed, core_sets = self._plan(allowed_special, disallowed_special)
         if core_sets is not None:  # the threads find the special tokens too
             return self._encode_plain_batch(texts, num_threads, *core_sets)
+        if self._plan_.staged:
+            return [self._encode_staged(text, allowed, disallowed) for text in texts]
         for text in texts:
             special.check_disallowed(text, disallowed)
         if not allowed:
@@ -482,7 +542,7 @@ class Tokenizer:
                 rest = cut[1:]
             for segment, is_special in rest:
                 if is_special:
-                    ids.append(self._special_tokens[segment])
+                    ids.append(self._added_ids[segment])
                 else:
                     ids.extend(next(plain))
             out.append(ids)
@@ -511,10 +571,11 @@ class Tokenizer:
         and :meth:`_core_specials` of them; the default arguments come precomputed."""
         if disallowed_special is _ALL:
             if allowed_special is _NO_SPECIALS:
-                return frozenset(), self._special_set, self._default_sets[0]
+                return self._always, self._special_set, self._default_sets[0]
             if allowed_special is _ALL:
-                return self._special_set, frozenset(), self._default_sets[1]
+                return self._special_set | self._always, frozenset(), self._default_sets[1]
         allowed, disallowed = special.resolve(self._special_set, allowed_special, disallowed_special)
+        allowed |= self._always
         return allowed, disallowed, self._core_specials(allowed, disallowed)
 
     def _core_specials(self, allowed: frozenset, disallowed: frozenset) -> Optional[tuple]:
@@ -522,7 +583,7 @@ class Tokenizer:
         for encoding with the special tokens found by the backend's own threads; or None when
         the text must go through Python first (a custom pattern, a normalization, or a
         disallowed name that no text could be matched for in bytes: empty or not a ``str``)."""
-        if not self._scanned or self._normalization is not None:
+        if not self._on_scanner or self._normalization is not None or self._plan_.staged:
             return None
         sets = []
         for names in (allowed, disallowed):
@@ -533,7 +594,7 @@ class Tokenizer:
             if compiled is None:
                 try:
                     compiled = self._core.specials(
-                        {name.encode("utf-8"): self._special_tokens.get(name, -1) for name in names})
+                        {name.encode("utf-8"): self._added_ids.get(name, -1) for name in names})
                 except (AttributeError, UnicodeEncodeError, ValueError):
                     compiled = False
                 if len(self._special_sets) >= 64:  # callers that vary their sets: keep it bounded
@@ -550,7 +611,7 @@ class Tokenizer:
         ``allowed`` and ``disallowed`` are compiled sets from :meth:`_core_specials` (only
         for scanned patterns)."""
         _check_threads(num_threads)
-        if not self._scanned:
+        if not self._on_scanner or self._plan_.staged:
             # a custom regex splits with the GIL held (the regex module takes it for every
             # match it returns), so threads only fight over it: 2 threads ran at 0.5-0.7x
             # one thread's speed; these texts are encoded on the calling thread
@@ -580,25 +641,148 @@ class Tokenizer:
                 f.result()
         return batch.results()
 
+    # ---------------------------------------------------------------- stage by stage
+
+    def _encode_staged(self, text: str, allowed: frozenset, disallowed: frozenset = frozenset()) -> list[int]:
+        """The pipeline run stage by stage (see ``bpe.pipeline``): the added tokens of
+        ``allowed`` found as HF finds them, each stretch between them normalized,
+        pre-tokenized and given to the model (on the core when it has a rank form).  A token
+        of ``disallowed`` found there (in the raw text, or normalized for a normalized one)
+        raises ``DisallowedSpecialTokenError``."""
+        special.check_disallowed(text, disallowed)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates, as the fused path treats them
+            text = training.repair_surrogates(text)
+        pipeline = self._pipeline
+        by_name = self._added_by_name
+        tokens = [by_name[name] for name in allowed | disallowed if name in by_name]
+        normalize = pipeline.normalizer.normalize if pipeline.normalizer is not None else None
+        ids: list[int] = []
+        first = True
+        for segment, token in special.split_added(text, tokens, normalize):
+            if token is not None:
+                if token.content in disallowed and token.content not in allowed:
+                    raise DisallowedSpecialTokenError(token.content)
+                ids.append(token.id)
+            elif segment:
+                ids.extend(self._model_ids(pre_tokenize(pipeline.pre_tokenizer, segment, first)))
+            first = False
+        return ids
+
+    def _model_ids(self, pieces: list[str]) -> list[int]:
+        if self._plan_.model_on_core:
+            return self._core.encode_pieces(pieces)
+        tokenize = self._pipeline.model.tokenize
+        return [i for piece in pieces for i in tokenize(piece)]
+
+    def _post_process(self, ids: list[int]) -> list[int]:
+        post = self._pipeline.post_processor
+        return post.process(ids) if post is not None else ids
+
+    # ---------------------------------------------------------------- Hugging Face files
+
+    @classmethod
+    def from_hf(cls, path: PathLike, *, name: Optional[str] = None) -> "Tokenizer":
+        """Load a Hugging Face ``tokenizer.json`` (the file, or a folder holding it; a
+        ``tokenizer_config.json`` beside it is read into :attr:`hf_config`).
+
+        Ids equal HF ``tokenizers``' for byte-level BPE files.  Added tokens marked special
+        follow ``allowed_special``/``disallowed_special`` as in tiktoken (``encode(text,
+        allowed_special="all")`` is HF's ``encode(text, add_special_tokens=False)``); other
+        added tokens are always matched by ``encode``; ``encode_ordinary`` matches none."""
+        data = huggingface.read(path)
+        pipeline = Pipeline(data.normalizer, data.pre_tokenizer, data.model, tuple(data.added_tokens),
+                            data.post_processor, data.decoder)
+        if name is None:
+            json_path = huggingface.find_file(path)[0]
+            name = os.path.basename(os.path.dirname(os.path.abspath(json_path))) or None
+        tok = cls.__new__(cls)
+        try:
+            tok._setup(pipeline, name, hf_config=data.config)
+        except (ValueError, TypeError) as exc:
+            raise TokenizerFileError(path, f"the file is well-formed but cannot be used: {exc}") from None
+        return tok
+
+    @property
+    def hf_config(self) -> Optional[dict]:
+        """The fields read from ``tokenizer_config.json`` (``bos_token``, ``eos_token``,
+        ``pad_token``, ``chat_template``, ...), or ``None`` when none was read."""
+        return dict(self._hf_config) if self._hf_config is not None else None
+
+    def to_hf(self, path: PathLike) -> None:
+        """Write this tokenizer as a Hugging Face ``tokenizer.json`` that HF ``tokenizers``
+        loads and that gives the same ids as ``encode(text, allowed_special="all")``."""
+        pipeline = self._pipeline
+        model = pipeline.model
+        added = [t.to_hf() for t in pipeline.added_tokens]
+        if isinstance(model, MergeBPE):
+            huggingface.write_json(
+                path, model=huggingface.model_to_hf(model),
+                normalizer=_to_hf(pipeline.normalizer), pre_tokenizer=_to_hf(pipeline.pre_tokenizer),
+                post_processor=_to_hf(pipeline.post_processor), decoder=_to_hf(pipeline.decoder),
+                added_tokens=added)
+            return
+        # a rank table: its merges are the canonical splits in rank order, and ignore_merges
+        # makes a whole piece that is a token that token (see bpe.models.bpe.equivalent_ranks)
+        display = byte_unicode.to_display
+        vocab = {display(token): rank for token, rank in model.ranks.items()}
+        merges = [[display(a), display(b)] for a, b in self._canonical_merges()]
+        hf_model = {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                    "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+                    "ignore_merges": True, "vocab": dict(sorted(vocab.items(), key=lambda kv: kv[1])),
+                    "merges": merges}
+        pre = pipeline.pre_tokenizer
+        huggingface.write_json(
+            path, model=hf_model, normalizer=_to_hf(pipeline.normalizer),
+            pre_tokenizer=pre.to_hf() if pre is not None else None, post_processor=None,
+            decoder={"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+            added_tokens=added)
+
     # ---------------------------------------------------------------- decoding
 
     def decode_bytes(self, tokens: Iterable[int]) -> bytes:
         """The bytes of ``tokens`` joined; ``KeyError`` for an id not in the vocabulary."""
+        if not self._plan_.bytes_decode:
+            return b"".join([self.decode_single_token_bytes(t) for t in list(tokens)])
         return self._core.decode_bytes(tokens)
 
     def decode(self, tokens: Iterable[int], errors: str = "replace") -> str:
-        """Decode to text; bytes that are not valid UTF-8 follow ``errors`` (default U+FFFD)."""
+        """Decode to text; bytes that are not valid UTF-8 follow ``errors`` (default U+FFFD).
+        A pipeline with another decoder than byte-level (Metaspace, ByteFallback, ...) runs
+        it on the tokens' strings, as Hugging Face does."""
+        if not self._plan_.bytes_decode:
+            return self._decode_staged(tokens)
         return self._core.decode_bytes(tokens).decode("utf-8", errors=errors)
+
+    def _token_string(self, token: int) -> str:
+        """The vocabulary string of an id (the added token's text for an added token)."""
+        s = self._id_to_string.get(_check_id(token))
+        if s is None:
+            raise KeyError(f"{token!r} is not a token id of this tokenizer (ids run 0..{self.max_token_value})")
+        return s
+
+    def _decode_staged(self, tokens: Iterable[int]) -> str:
+        strings = [self._token_string(t) for t in list(tokens)]
+        decoder = self._pipeline.decoder
+        if decoder is None:
+            return " ".join(strings)  # as HF without a decoder
+        return decoder.decode(strings)
 
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The bytes of one token; ``KeyError`` for an id not in the vocabulary."""
+        if not self._plan_.bytes_decode:
+            token_id = _check_id(token)
+            if token_id in self._added_strings:
+                return self._added_strings[token_id].encode("utf-8")
+            return self._pipeline.model.token_bytes(self._token_string(token_id))
         return self._core.token_bytes(token)
 
     token_bytes = decode_single_token_bytes
 
     def decode_tokens_bytes(self, tokens: Iterable[int]) -> list[bytes]:
         """The bytes of each token, as a list."""
-        tb = self._core.token_bytes
+        tb = self.decode_single_token_bytes
         return [tb(t) for t in tokens]
 
     def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace",
@@ -607,13 +791,15 @@ class Tokenizer:
         decoding runs on the calling thread: it needs the GIL throughout (building the
         strings), so threads only slowed it down (8 threads: half the speed of one)."""
         _check_threads(num_threads)
+        if not self._plan_.bytes_decode:
+            return [self.decode(ids, errors=errors) for ids in batch]
         decode_bytes = self._core.decode_bytes
         return [decode_bytes(ids).decode("utf-8", errors=errors) for ids in batch]
 
     def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:
         """:meth:`decode_bytes` of each id sequence (on the calling thread, as :meth:`decode_batch`)."""
         _check_threads(num_threads)
-        decode_bytes = self._core.decode_bytes
+        decode_bytes = self.decode_bytes if not self._plan_.bytes_decode else self._core.decode_bytes
         return [decode_bytes(ids) for ids in batch]
 
 
@@ -630,6 +816,42 @@ def _special_list(special_tokens: Iterable[str]) -> list[str]:
 
 def _rebuild(spec: TokenizerSpec) -> Tokenizer:
     return Tokenizer._from_spec(spec)
+
+
+def _rebuild_pipeline(pipeline: Pipeline, name: Optional[str], hf_config: Optional[dict]) -> Tokenizer:
+    tok = Tokenizer.__new__(Tokenizer)
+    tok._setup(pipeline, name, hf_config=hf_config)
+    return tok
+
+
+def _to_hf(stage) -> Optional[dict]:
+    return stage.to_hf() if stage is not None else None
+
+
+def _added_bytes(token: AddedToken, pipeline: Pipeline) -> bytes:
+    """What an added token decodes to: HF's ByteLevel decoder reads a token whose every
+    character is a GPT-2 display character as those bytes, any other as its UTF-8."""
+    table = byte_unicode.char_to_byte()
+    decoder = pipeline.decoder
+    text = _added_text(token, pipeline)
+    if isinstance(pipeline.model, MergeBPE) and isinstance(decoder, decoders.ByteLevel) \
+            and all(c in table for c in text):
+        return bytes([table[c] for c in text])
+    return text.encode("utf-8")
+
+
+def _added_text(token: AddedToken, pipeline: Pipeline) -> str:
+    """The text an added token decodes to: HF gives a normalized one its normalized form."""
+    if token.normalized and pipeline.normalizer is not None:
+        return pipeline.normalizer.normalize(token.content)
+    return token.content
+
+
+def _check_id(token: object) -> int:
+    try:
+        return operator.index(token)
+    except TypeError:
+        raise TypeError(f"token ids must be int, got {type(token).__name__}") from None
 
 
 def _not_str(value: object) -> str:

@@ -8,13 +8,13 @@ from bpe import patterns
 
 
 def test_named_patterns_resolve():
-    for name in ("gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base", "llama3"):
+    for name in ("gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base", "llama3", "qwen2"):
         got_name, src = patterns.resolve(name)
         assert got_name == name and src == patterns.NAMED_PATTERNS[name]
     assert patterns.resolve(None) == (None, None)
 
 
-@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base", "llama3"])
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base", "llama3", "qwen2"])
 def test_a_named_patterns_source_gets_its_scanner(name):
     # tiktoken's pat_str passed as a string (or compiled) splits like the named pattern: with
     # its scanner, on tiktoken's Unicode tables, not as a custom regex on the regex module's
@@ -46,7 +46,7 @@ def test_dollar_becomes_end_of_text():
     assert regex.findall(patterns.to_python_syntax(r"a$"), "a\n") == []
 
 
-@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base", "llama3"])
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base", "llama3", "qwen2"])
 def test_split_covers_the_text(name):
     compiled = patterns.compile_pattern(patterns.NAMED_PATTERNS[name])
     text = "Hello, world!  It's 2026...\r\n\tnew  line\n\n  end  "
@@ -73,6 +73,12 @@ def test_no_split_is_whole_text(backend):
 def test_llama3_pattern_splits_digits_in_threes():
     compiled = patterns.compile_pattern(patterns.NAMED_PATTERNS["llama3"])
     assert patterns.split(compiled, "1234567") == ["123", "456", "7"]
+
+
+def test_qwen2_pattern_is_llama3_with_single_digits():
+    assert patterns.QWEN2_PATTERN == patterns.LLAMA3_PATTERN.replace(r"\p{N}{1,3}", r"\p{N}")
+    compiled = patterns.compile_pattern(patterns.NAMED_PATTERNS["qwen2"])
+    assert patterns.split(compiled, "x1234567 ٣٤") == ["x", "1", "2", "3", "4", "5", "6", "7", " ", "٣", "٤"]
 
 
 def test_errors():

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from bpe import _backend, _reference_scan, patterns
 from conftest import read_text
 
-NAMES = ["gpt2", "cl100k_base", "o200k_base", "llama3"]
+NAMES = ["gpt2", "cl100k_base", "o200k_base", "llama3", "qwen2"]
 
 
 def _splitters():
@@ -85,6 +85,17 @@ def test_random_text_splits_like_regex(text):
         expected = _regex_split(text, name)
         for label, split in _splitters():
             assert split(text, name) == expected, (label, name)
+
+
+def test_qwen2_splits_digits_one_per_piece():
+    # qwen2 is llama3 with \p{N} for \p{N}{1,3}: every digit (any script) is a piece of its own
+    text = "x1234567 12\u0663\u0664\u00b2\u2167 a1b22c333 \U0001d7ce\U0001d7cf 'll99\n\n7"
+    digits = [ch for ch in text if ch.isdigit() or ch.isnumeric()]
+    for label, split in _splitters():
+        pieces = split(text, "qwen2")
+        assert pieces == _regex_split(text, "qwen2"), label
+        assert [p for p in pieces if p in digits] == digits, label
+        assert split(text, "llama3") != pieces, label  # llama3 keeps runs of up to three
 
 
 def test_pieces_cover_the_text_with_unassigned_code_points():

@@ -102,7 +102,7 @@ def test_trained_tokenizer_round_trips_and_encodes_training_words(backend):
     assert len(ids) < len(text.encode("utf-8"))
 
 
-@pytest.mark.parametrize("pattern", ["gpt2", "cl100k_base", "o200k_base", "llama3", None, r"\w+|\s+"])
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k_base", "o200k_base", "llama3", "qwen2", None, r"\w+|\s+"])
 def test_patterns_in_training(backend, pattern):
     text = read_text("mixed.txt")
     tok = bpe.Tokenizer.train([text], 300, pattern=pattern, min_frequency=1)
@@ -224,7 +224,7 @@ def test_train_from_files_counts_like_the_whole_text(backend, tmp_path):
     path.write_text(text, encoding="utf-8")
     chunks = list(training.read_chunks(path, chunk_chars=2000))
     assert len(chunks) > 10 and "".join(chunks) == text
-    for pattern in ("gpt2", "cl100k_base", "o200k_base", "llama3"):
+    for pattern in ("gpt2", "cl100k_base", "o200k_base", "llama3", "qwen2"):
         assert bpe.count_pretokens(chunks, pattern=pattern) == bpe.count_pretokens([text], pattern=pattern)
     tok = bpe.Tokenizer.train_from_files([path], 600)
     assert tok.merges == bpe.Tokenizer.train([text], 600).merges

@@ -1,0 +1,428 @@
+"""Reading and writing Hugging Face ``tokenizer.json`` files (and ``tokenizer_config.json``).
+
+``read(path)`` turns a file (or a folder holding ``tokenizer.json``) into plain pipeline data,
+an :class:`HFFile`: the stage objects of ``bpe.normalizers``, ``bpe.pre_tokenizers``,
+``bpe.models.bpe.MergeBPE``, ``bpe.processors``, ``bpe.decoders`` and the added tokens, plus
+the fields of a ``tokenizer_config.json`` beside it.  Anything it does not support raises a
+:class:`~bpe.errors.TokenizerFileError` that names the place in the file (``pre_tokenizer.
+pretokenizers[1]: type "UnicodeScripts" is not supported``), never a silently different
+tokenizer.  ``write_json(data)`` is the reverse, for the stages' ``to_hf`` forms.
+
+It does not build a ``Tokenizer`` (``Tokenizer.from_hf`` does) and does not run any stage.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+from .. import decoders, normalizers, processors
+from ..errors import PatternError, TokenizerFileError
+from ..models.bpe import MergeBPE
+from ..pre_tokenizers import split as pre_split
+from ..pre_tokenizers import words as pre_words
+from ..special import AddedToken
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: the fields of tokenizer_config.json that are kept (as found)
+CONFIG_FIELDS = ("bos_token", "eos_token", "pad_token", "unk_token", "add_bos_token", "add_eos_token",
+                 "model_max_length", "chat_template", "tokenizer_class")
+
+
+@dataclass
+class HFFile:
+    """What a ``tokenizer.json`` describes, as pipeline stages."""
+
+    model: MergeBPE
+    normalizer: Optional[normalizers.Normalizer]
+    pre_tokenizer: Optional[pre_split.PreTokenizer]
+    post_processor: Optional[processors.PostProcessor]
+    decoder: Optional[decoders.Decoder]
+    added_tokens: list = field(default_factory=list)
+    config: dict = field(default_factory=dict)
+
+
+class _Reader:
+    def __init__(self, source: object):
+        self.source = source
+
+    def fail(self, where: str, problem: str) -> TokenizerFileError:
+        return TokenizerFileError(self.source, f"{where}: {problem}" if where else problem)
+
+    def obj(self, value: Any, where: str) -> dict:
+        if not isinstance(value, dict):
+            raise self.fail(where, f"expected an object, got {_kind(value)}")
+        return value
+
+    def get(self, d: dict, key: str, where: str, types, default=..., allow_none=False):
+        if key not in d:
+            if default is ...:
+                raise self.fail(where, f"the key {key!r} is missing")
+            return default
+        value = d[key]
+        if value is None and (allow_none or default is None):
+            return None
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in _as_tuple(types)):
+            raise self.fail(f"{where}.{key}", f"expected {_names(types)}, got {_kind(value)}")
+        return value
+
+    def typed(self, d: Any, where: str, kinds: dict):
+        d = self.obj(d, where)
+        kind = d.get("type")
+        if kind not in kinds:
+            supported = ", ".join(sorted(kinds))
+            raise self.fail(where, f"type {kind!r} is not supported (supported: {supported})")
+        return kinds[kind](d, where)
+
+    def pattern(self, d: dict, where: str) -> tuple[str, bool]:
+        p = self.obj(self.get(d, "pattern", where, dict), f"{where}.pattern")
+        if set(p) == {"String"} and isinstance(p["String"], str):
+            return p["String"], False
+        if set(p) == {"Regex"} and isinstance(p["Regex"], str):
+            return p["Regex"], True
+        raise self.fail(f"{where}.pattern", 'expected {"String": ...} or {"Regex": ...}')
+
+    def build(self, make, where: str, *args, **kw):
+        try:
+            return make(*args, **kw)
+        except (PatternError, ValueError, TypeError) as exc:
+            raise self.fail(where, str(exc)) from None
+
+    # ---------------------------------------------------------------- normalizers
+
+    def normalizer(self, d, where):
+        return self.typed(d, where, {
+            "NFC": lambda d, w: normalizers.NFC(), "NFD": lambda d, w: normalizers.NFD(),
+            "NFKC": lambda d, w: normalizers.NFKC(), "NFKD": lambda d, w: normalizers.NFKD(),
+            "Lowercase": lambda d, w: normalizers.Lowercase(),
+            "Strip": lambda d, w: normalizers.Strip(self.get(d, "strip_left", w, bool, True),
+                                                    self.get(d, "strip_right", w, bool, True)),
+            "Replace": lambda d, w: self.build(normalizers.Replace, w, *self._replace(d, w)),
+            "Prepend": lambda d, w: normalizers.Prepend(self.get(d, "prepend", w, str)),
+            "Sequence": lambda d, w: normalizers.Sequence(tuple(
+                self.normalizer(x, f"{w}.normalizers[{i}]")
+                for i, x in enumerate(self.get(d, "normalizers", w, list)))),
+        })
+
+    def _replace(self, d, where):
+        pattern, is_regex = self.pattern(d, where)
+        return pattern, self.get(d, "content", where, str), is_regex
+
+    # ---------------------------------------------------------------- pre-tokenizers
+
+    def pre_tokenizer(self, d, where):
+        def split(d, w):
+            pattern, is_regex = self.pattern(d, w)
+            behavior = self.get(d, "behavior", w, str, "Isolated")
+            return self.build(pre_split.Split, w, pattern, behavior, self.get(d, "invert", w, bool, False),
+                              is_regex)
+
+        def metaspace(d, w):
+            scheme = self.get(d, "prepend_scheme", w, str, None)
+            if scheme is None:  # files before tokenizers 0.14 say add_prefix_space
+                scheme = "always" if self.get(d, "add_prefix_space", w, bool, True) else "never"
+            return self.build(pre_words.Metaspace, w, self.get(d, "replacement", w, str, "\u2581"), scheme,
+                              self.get(d, "split", w, bool, True))
+
+        return self.typed(d, where, {
+            "ByteLevel": lambda d, w: pre_split.ByteLevel(self.get(d, "add_prefix_space", w, bool, True),
+                                                          self.get(d, "use_regex", w, bool, True),
+                                                          self.get(d, "trim_offsets", w, bool, True)),
+            "Split": split,
+            "Digits": lambda d, w: pre_words.Digits(self.get(d, "individual_digits", w, bool, False)),
+            "Metaspace": metaspace,
+            "Whitespace": lambda d, w: pre_words.Whitespace(),
+            "WhitespaceSplit": lambda d, w: pre_words.WhitespaceSplit(),
+            "Punctuation": lambda d, w: self.build(pre_words.Punctuation, w,
+                                                   self.get(d, "behavior", w, str, "Isolated")),
+            "Sequence": lambda d, w: pre_split.Sequence(tuple(
+                self.pre_tokenizer(x, f"{w}.pretokenizers[{i}]")
+                for i, x in enumerate(self.get(d, "pretokenizers", w, list)))),
+        })
+
+    # ---------------------------------------------------------------- post-processors
+
+    def post_processor(self, d, where):
+        def pair_of(d, key, w):
+            v = self.get(d, key, w, list)
+            if len(v) != 2 or not isinstance(v[0], str) or not isinstance(v[1], int):
+                raise self.fail(f"{w}.{key}", 'expected ["token", id]')
+            return (v[0], v[1])
+
+        def template(d, w):
+            specials = self.obj(self.get(d, "special_tokens", w, dict, {}), f"{w}.special_tokens")
+            table = []
+            for name, spec in specials.items():
+                sw = f"{w}.special_tokens[{name!r}]"
+                spec = self.obj(spec, sw)
+                ids = self.get(spec, "ids", sw, list)
+                if not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+                    raise self.fail(f"{sw}.ids", "expected a list of ids")
+                table.append((name, tuple(ids), tuple(self.get(spec, "tokens", sw, list, []))))
+            names = {n for n, _, _ in table}
+
+            def pieces(key):
+                out = []
+                for i, p in enumerate(self.get(d, key, w, list, [])):
+                    pw = f"{w}.{key}[{i}]"
+                    p = self.obj(p, pw)
+                    if "SpecialToken" in p:
+                        s = self.obj(p["SpecialToken"], pw)
+                        if s.get("id") not in names:
+                            raise self.fail(pw, f"special token {s.get('id')!r} is not in special_tokens")
+                        out.append(("special", s["id"], s.get("type_id", 0)))
+                    elif "Sequence" in p:
+                        s = self.obj(p["Sequence"], pw)
+                        if s.get("id") not in ("A", "B"):
+                            raise self.fail(pw, f"sequence id must be 'A' or 'B', got {s.get('id')!r}")
+                        out.append((s["id"], s.get("type_id", 0)))
+                    else:
+                        raise self.fail(pw, 'expected {"SpecialToken": ...} or {"Sequence": ...}')
+                return tuple(out)
+
+            return processors.TemplateProcessing(pieces("single"), pieces("pair"), tuple(table))
+
+        return self.typed(d, where, {
+            "ByteLevel": lambda d, w: processors.ByteLevel(self.get(d, "add_prefix_space", w, bool, True),
+                                                           self.get(d, "trim_offsets", w, bool, True),
+                                                           self.get(d, "use_regex", w, bool, True)),
+            "TemplateProcessing": template,
+            "BertProcessing": lambda d, w: processors.BertProcessing(pair_of(d, "sep", w), pair_of(d, "cls", w)),
+            "RobertaProcessing": lambda d, w: processors.RobertaProcessing(
+                pair_of(d, "sep", w), pair_of(d, "cls", w), self.get(d, "trim_offsets", w, bool, True),
+                self.get(d, "add_prefix_space", w, bool, True)),
+            "Sequence": lambda d, w: processors.Sequence(tuple(
+                self.post_processor(x, f"{w}.processors[{i}]")
+                for i, x in enumerate(self.get(d, "processors", w, list)))),
+        })
+
+    # ---------------------------------------------------------------- decoders
+
+    def decoder(self, d, where):
+        def metaspace(d, w):
+            scheme = self.get(d, "prepend_scheme", w, str, None)
+            if scheme is None:
+                scheme = "always" if self.get(d, "add_prefix_space", w, bool, True) else "never"
+            return decoders.Metaspace(self.get(d, "replacement", w, str, "\u2581"), scheme,
+                                      self.get(d, "split", w, bool, True))
+
+        def strip(d, w):
+            content = self.get(d, "content", w, str)
+            if len(content) != 1:
+                raise self.fail(f"{w}.content", f"expected one character, got {content!r}")
+            return decoders.Strip(content, self.get(d, "start", w, int, 0), self.get(d, "stop", w, int, 0))
+
+        return self.typed(d, where, {
+            "ByteLevel": lambda d, w: decoders.ByteLevel(),
+            "Metaspace": metaspace,
+            "ByteFallback": lambda d, w: decoders.ByteFallback(),
+            "Fuse": lambda d, w: decoders.Fuse(),
+            "Strip": strip,
+            "Replace": lambda d, w: self.build(decoders.Replace, w, *self._replace(d, w)),
+            "Sequence": lambda d, w: decoders.Sequence(tuple(
+                self.decoder(x, f"{w}.decoders[{i}]") for i, x in enumerate(self.get(d, "decoders", w, list)))),
+        })
+
+    # ---------------------------------------------------------------- model
+
+    def model(self, d, byte_level: bool) -> MergeBPE:
+        w = "model"
+        d = self.obj(d, w)
+        kind = d.get("type", "BPE" if "merges" in d else None)
+        if kind != "BPE":
+            raise self.fail(w, f"type {kind!r} is not supported (supported: BPE; WordPiece and Unigram "
+                               "models are not read yet)")
+        dropout = d.get("dropout")
+        if dropout not in (None, 0, 0.0):
+            raise self.fail(f"{w}.dropout", f"BPE dropout ({dropout!r}) is random at encode time and is not "
+                                            "supported; set it to null")
+        vocab = self.obj(self.get(d, "vocab", w, dict), f"{w}.vocab")
+        ids = list(vocab.values())
+        fine = all(type(i) is int for i in ids) and (not ids or min(ids) >= 0) and len(set(ids)) == len(ids)
+        seen: dict[int, str] = {}
+        for token, tid in ([] if fine else vocab.items()):  # the slow pass names the first bad entry
+            if not isinstance(tid, int) or isinstance(tid, bool) or tid < 0:
+                raise self.fail(f"{w}.vocab[{token!r}]", f"expected a non-negative integer id, got {tid!r}")
+            if tid in seen:
+                raise self.fail(f"{w}.vocab[{token!r}]", f"id {tid} is also the id of {seen[tid]!r}; each token "
+                                                         "needs its own id")
+            seen[tid] = token
+        prefix = self.get(d, "continuing_subword_prefix", w, str, None)
+        raw = self.get(d, "merges", w, list, [])
+        as_strings = bool(raw) and isinstance(raw[0], str)
+        try:  # the usual file: every merge well-formed, checked in one pass
+            merges = [tuple(m.split(" ")) if as_strings else (m[0], m[1]) for m in raw]
+            if prefix:
+                raise KeyError
+            if any(len(m) != 2 for m in merges) or (not as_strings and any(len(m) != 2 for m in raw)):
+                raise KeyError
+            triples = [(vocab[a], vocab[b], vocab[a + b]) for a, b in merges]
+        except (KeyError, TypeError, AttributeError, IndexError):
+            merges, triples = self._merges_one_by_one(raw, vocab, prefix, w), None
+        unk = self.get(d, "unk_token", w, str, None)
+        if unk is not None and unk not in vocab:
+            raise self.fail(f"{w}.unk_token", f"{unk!r} is not in the vocabulary")
+        model = MergeBPE(vocab=dict(vocab), merges=tuple(merges), unk_token=unk,
+                        fuse_unk=self.get(d, "fuse_unk", w, bool, False),
+                        byte_fallback=self.get(d, "byte_fallback", w, bool, False),
+                        continuing_subword_prefix=prefix,
+                        end_of_word_suffix=self.get(d, "end_of_word_suffix", w, str, None),
+                        ignore_merges=self.get(d, "ignore_merges", w, bool, False),
+                        byte_level=byte_level, merges_as_strings=as_strings)
+        if triples is not None:
+            model.__dict__["triples"] = triples  # (the cached property, already computed)
+        return model
+
+    def _merges_one_by_one(self, raw: list, vocab: dict, prefix: Optional[str], w: str) -> list:
+        """The merges checked one at a time, so that the first bad one is named."""
+        merges: list[tuple[str, str]] = []
+        for i, m in enumerate(raw):
+            mw = f"{w}.merges[{i}]"
+            if isinstance(m, str):
+                parts = m.split(" ")
+                if len(parts) != 2:
+                    raise self.fail(mw, f'expected "left right" (two tokens and one space), got {m!r}')
+            elif isinstance(m, list) and len(m) == 2 and all(isinstance(x, str) for x in m):
+                parts = m
+            else:
+                raise self.fail(mw, f'expected "left right" or ["left", "right"], got {m!r}')
+            a, b = parts
+            for part in (a, b):
+                if part not in vocab:
+                    raise self.fail(mw, f"{part!r} is not in the vocabulary")
+            right = b[len(prefix):] if prefix and b.startswith(prefix) else b
+            if a + right not in vocab:
+                raise self.fail(mw, f"the merged token {a + right!r} is not in the vocabulary")
+            merges.append((a, b))
+        return merges
+
+    def added_tokens(self, items, vocab: dict) -> list:
+        out, contents, ids = [], set(), {tid: tok for tok, tid in vocab.items()}
+        for i, t in enumerate(items):
+            w = f"added_tokens[{i}]"
+            t = self.obj(t, w)
+            content = self.get(t, "content", w, str)
+            tid = self.get(t, "id", w, int)
+            if not content:
+                raise self.fail(f"{w}.content", "an added token must not be empty")
+            if tid < 0:
+                raise self.fail(f"{w}.id", f"expected a non-negative id, got {tid}")
+            if content in contents:
+                raise self.fail(w, f"{content!r} is added twice")
+            if tid in ids and ids[tid] != content:
+                raise self.fail(w, f"id {tid} is also the id of {ids[tid]!r}; each token needs its own id")
+            if content in vocab and vocab[content] != tid:
+                raise self.fail(w, f"{content!r} has id {vocab[content]} in the model's vocabulary, not {tid}")
+            contents.add(content)
+            ids[tid] = content
+            special = self.get(t, "special", w, bool, False)
+            out.append(AddedToken(content, tid, special=special,
+                                  normalized=self.get(t, "normalized", w, bool, not special),
+                                  lstrip=self.get(t, "lstrip", w, bool, False),
+                                  rstrip=self.get(t, "rstrip", w, bool, False),
+                                  single_word=self.get(t, "single_word", w, bool, False)))
+        return out
+
+
+def _has_byte_level(pre) -> bool:
+    if isinstance(pre, pre_split.ByteLevel):
+        return True
+    return isinstance(pre, pre_split.Sequence) and any(_has_byte_level(p) for p in pre.pretokenizers)
+
+
+def find_file(path: PathLike) -> tuple[str, Optional[str]]:
+    """``(tokenizer.json path, tokenizer_config.json path or None)`` for a file or a folder."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        json_path = os.path.join(path, "tokenizer.json")
+        if not os.path.exists(json_path):
+            raise TokenizerFileError(path, "the folder holds no tokenizer.json (pass the file itself, or the "
+                                           "folder of a Hugging Face tokenizer)")
+    else:
+        json_path = path
+    config = os.path.join(os.path.dirname(os.path.abspath(json_path)), "tokenizer_config.json")
+    return json_path, config if os.path.exists(config) else None
+
+
+def read(path: PathLike) -> HFFile:
+    """Read a ``tokenizer.json`` (and the ``tokenizer_config.json`` beside it, if any)."""
+    json_path, config_path = find_file(path)
+    data = _load_json(json_path)
+    r = _Reader(json_path)
+    data = r.obj(data, "")
+    # "truncation" and "padding" shape batches, not the ids of a text: not applied (README)
+    normalizer = None if data.get("normalizer") is None else r.normalizer(data["normalizer"], "normalizer")
+    pre = None if data.get("pre_tokenizer") is None else r.pre_tokenizer(data["pre_tokenizer"], "pre_tokenizer")
+    if "model" not in data:
+        raise r.fail("", "the key 'model' is missing (is this a Hugging Face tokenizer.json?)")
+    decoder = None if data.get("decoder") is None else r.decoder(data["decoder"], "decoder")
+    model = r.model(data["model"], byte_level=_has_byte_level(pre))
+    post = None if data.get("post_processor") is None else r.post_processor(data["post_processor"], "post_processor")
+    added = r.added_tokens(data.get("added_tokens") or [], model.vocab)
+    config: dict = {}
+    if config_path is not None:
+        raw = _load_json(config_path)
+        if isinstance(raw, dict):
+            for key in CONFIG_FIELDS:
+                if key in raw:
+                    value = raw[key]
+                    if isinstance(value, dict) and "content" in value:  # an AddedToken in the config
+                        value = value["content"]
+                    config[key] = value
+    return HFFile(model, normalizer, pre, post, decoder, added, config)
+
+
+def _load_json(path: str):
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as exc:
+        raise TokenizerFileError(path, f"cannot read the file: {exc.strerror or exc}") from None
+    try:
+        return json.loads(raw)
+    except UnicodeDecodeError:
+        raise TokenizerFileError(path, "the file is not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise TokenizerFileError(path, f"not valid JSON: {exc.msg}", exc.lineno) from None
+
+
+def model_to_hf(model: MergeBPE) -> dict:
+    merges: list = [f"{a} {b}" for a, b in model.merges] if model.merges_as_strings else \
+        [[a, b] for a, b in model.merges]
+    return {"type": "BPE", "dropout": None, "unk_token": model.unk_token,
+            "continuing_subword_prefix": model.continuing_subword_prefix,
+            "end_of_word_suffix": model.end_of_word_suffix, "fuse_unk": model.fuse_unk,
+            "byte_fallback": model.byte_fallback, "ignore_merges": model.ignore_merges,
+            "vocab": dict(sorted(model.vocab.items(), key=lambda kv: kv[1])), "merges": merges}
+
+
+def write_json(path: PathLike, *, model: dict, normalizer: Optional[dict], pre_tokenizer: Optional[dict],
+               post_processor: Optional[dict], decoder: Optional[dict], added_tokens: list) -> None:
+    data = {"version": "1.0", "truncation": None, "padding": None,
+            "added_tokens": sorted(added_tokens, key=lambda t: t["id"]), "normalizer": normalizer,
+            "pre_tokenizer": pre_tokenizer, "post_processor": post_processor, "decoder": decoder,
+            "model": model}
+    text = json.dumps(data, ensure_ascii=False)
+    tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def _as_tuple(types) -> tuple:
+    return types if isinstance(types, tuple) else (types,)
+
+
+def _names(types) -> str:
+    names = {bool: "true or false", int: "an integer", str: "a string", list: "a list", dict: "an object"}
+    return " or ".join(names.get(t, t.__name__) for t in _as_tuple(types))
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list",
+            dict: "an object"}.get(type(value), type(value).__name__)

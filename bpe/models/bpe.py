@@ -1,0 +1,291 @@
+"""The BPE model: how one pre-token becomes ids, under either of the two BPE rules.
+
+* ``RankBPE`` is tiktoken's rule over a rank table (token bytes -> rank, and the rank is the
+  id): merge the adjacent pair whose concatenated bytes have the lowest rank, the leftmost
+  among equals; a piece that is itself a token is that token.  The compiled core runs it.
+* ``MergeBPE`` is Hugging Face's rule over a ``tokenizer.json`` model: a vocabulary (token
+  string -> id) and a list of merges; the listed pair with the lowest merge index is merged
+  first (the leftmost among equals), and only listed pairs merge.  It also has HF's
+  ``unk_token``/``fuse_unk``, ``byte_fallback``, ``continuing_subword_prefix``,
+  ``end_of_word_suffix`` and ``ignore_merges``.  Its ``tokenize`` is the exact, general (pure
+  Python, heap-based, O(n log n)) path.
+
+Merge index and id are different things; ``MergeBPE.rank_form`` gives the rank table that
+encodes exactly as the merge list does, when there is one (see ``equivalent_ranks``): then the
+compiled core runs HF files too.  Byte-level models see pieces as UTF-8 bytes written in
+GPT-2's display alphabet (``bpe.byte_unicode``); the mapping happens here, at the model's
+boundary.  This module does not split text or know special tokens.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Optional
+
+from ..byte_unicode import byte_to_char, char_to_byte, from_display, to_display
+
+
+@dataclass(frozen=True, eq=False)
+class RankBPE:
+    """A rank table (bytes -> rank = id) with all 256 single bytes.  ``decode_only``: tokens
+    that can be decoded but that BPE never produces (bytes -> id).  ``merges``: the merges
+    a trainer made, as id pairs (kept for ``Tokenizer.merges`` and the file)."""
+
+    ranks: dict
+    decode_only: dict = field(default_factory=dict)
+    merges: Optional[tuple] = None
+
+    def __post_init__(self):
+        if not isinstance(self.ranks, dict):
+            raise TypeError(f"mergeable_ranks must be a dict of bytes -> int, got {type(self.ranks).__name__}")
+        object.__setattr__(self, "ranks", dict(self.ranks))  # ours: later changes to the argument do not leak in
+        for token, rank in self.ranks.items():
+            if not isinstance(token, bytes) or not isinstance(rank, int) or rank < 0:
+                raise TypeError(
+                    f"mergeable_ranks must map bytes to non-negative int ranks; got {token!r}: {rank!r}"
+                )
+        if len(set(self.ranks.values())) != len(self.ranks):
+            raise ValueError("two mergeable tokens have the same rank; every token needs its own rank (= id)")
+
+
+@dataclass(frozen=True, eq=False)
+class MergeBPE:
+    """Hugging Face's BPE model (``"type": "BPE"`` in ``tokenizer.json``)."""
+
+    vocab: dict                       # token string -> id
+    merges: tuple                     # ((left, right), ...) in priority order
+    unk_token: Optional[str] = None
+    fuse_unk: bool = False
+    byte_fallback: bool = False
+    continuing_subword_prefix: Optional[str] = None
+    end_of_word_suffix: Optional[str] = None
+    ignore_merges: bool = False
+    byte_level: bool = True           # pieces arrive in GPT-2's byte alphabet (a ByteLevel stage)
+    merges_as_strings: bool = False   # how the file wrote them ("a b"), kept for writing back
+
+    # ------------------------------------------------------------------ the exact rule
+
+    @cached_property
+    def triples(self) -> list:
+        """The merges as (left id, right id, new id), in priority order."""
+        vocab = self.vocab
+        prefix = self.continuing_subword_prefix
+        if not prefix:
+            return [(vocab[a], vocab[b], vocab[a + b]) for a, b in self.merges]
+        cut = len(prefix)
+        return [(vocab[a], vocab[b], vocab[a + (b[cut:] if b.startswith(prefix) else b)]) for a, b in self.merges]
+
+    @cached_property
+    def _pairs(self) -> dict:
+        """(left id, right id) -> (merge index, new id); a repeated pair keeps its last entry."""
+        return {(a, b): (rank, c) for rank, (a, b, c) in enumerate(self.triples)}
+
+    @cached_property
+    def _vocab_bytes(self) -> dict:
+        """Each vocabulary string -> the bytes its display characters stand for (byte-level
+        strings only; others are left out)."""
+        table = _DISPLAY_TO_LATIN1
+        out = {}
+        for token in self.vocab:
+            try:
+                out[token] = token.translate(table).encode("latin-1")
+            except UnicodeEncodeError:
+                pass
+        return out
+
+    def _symbols(self, word: str) -> list[int]:
+        """The ids the merges start from: one per character (with the subword prefix and the
+        end-of-word suffix), byte tokens ``<0xNN>`` or ``unk_token`` for characters not in the
+        vocabulary, and nothing for them when there is neither."""
+        vocab = self.vocab
+        prefix, suffix = self.continuing_subword_prefix, self.end_of_word_suffix
+        out: list[int] = []
+        unk: Optional[int] = None  # a pending unknown (fused while fuse_unk)
+        last = len(word) - 1
+        for i, ch in enumerate(word):
+            s = ch
+            if i > 0 and prefix:
+                s = prefix + s
+            if i == last and suffix:
+                s = s + suffix
+            tid = vocab.get(s)
+            if tid is not None:
+                if unk is not None:
+                    out.append(unk)
+                    unk = None
+                out.append(tid)
+                continue
+            if self.byte_fallback:
+                fallback = [vocab.get(f"<0x{b:02X}>") for b in s.encode("utf-8")]
+                if None not in fallback:
+                    if unk is not None:
+                        out.append(unk)
+                        unk = None
+                    out.extend(fallback)
+                    continue
+            if self.unk_token is not None:
+                unk_id = vocab[self.unk_token]
+                if unk is not None and not self.fuse_unk:
+                    out.append(unk)
+                unk = unk_id
+        if unk is not None:
+            out.append(unk)
+        return out
+
+    def tokenize(self, piece: str) -> list[int]:
+        """The ids of one pre-token (text; a byte-level model maps its UTF-8 bytes first)."""
+        word = to_display(piece.encode("utf-8")) if self.byte_level else piece
+        if not word:
+            return []
+        if self.ignore_merges:
+            whole = self.vocab.get(word)
+            if whole is not None:
+                return [whole]
+        return merge_ids(self._symbols(word), self._pairs)
+
+    def merge_form(self) -> Optional[tuple]:
+        """``(tokens, decode_only, triples)`` for the compiled core's merge-list rule (bpe/
+        _merges.pxi), when the model is byte-level with every byte and no prefix or suffix:
+        ``tokens`` maps the bytes of each byte-level vocabulary string to its id,
+        ``decode_only`` the others (bytes -> id), ``triples`` lists (left, right, new) ids
+        in merge order."""
+        if not self.byte_level or self.continuing_subword_prefix or self.end_of_word_suffix:
+            return None
+        vocab = self.vocab
+        if any(ch not in vocab for ch in byte_to_char().values()):
+            return None
+        as_bytes = self._vocab_bytes
+        tokens = {data: vocab[token] for token, data in as_bytes.items()}
+        if len(tokens) != len(as_bytes):
+            return None  # two strings for the same bytes
+        decode_only = {token.encode("utf-8"): tid for token, tid in vocab.items() if token not in as_bytes}
+        return tokens, decode_only, self.triples
+
+    # ------------------------------------------------------------------ the rank form
+
+    def rank_form(self) -> Optional[tuple]:
+        """``(ranks, decode_only, first_merges)`` when the model is byte-level and shaped like a
+        rank table, else ``None``: every byte present, no prefix or suffix, each merge's token
+        id at least the one before (merge order = id order), no pair listed twice, and tokens
+        no merge makes either absent or (without ``ignore_merges``) never produced.
+        ``ranks`` maps token bytes to id, ``first_merges`` maps each merged token's id to the
+        ids of the first pair that makes it.  Whether the two rules then agree on every input
+        is :func:`equivalent_ranks`'s question."""
+        if not self.byte_level or self.continuing_subword_prefix or self.end_of_word_suffix:
+            return None
+        vocab = self.vocab
+        if any(ch not in vocab for ch in byte_to_char().values()):
+            return None
+        triples = self.triples
+        if len({(a, b) for a, b, _ in triples}) != len(triples):
+            return None
+        first: dict[int, tuple[int, int]] = {}
+        last_id = -1
+        for a, b, tid in triples:
+            if tid < last_id:
+                return None
+            last_id = tid
+            if tid not in first:
+                first[tid] = (a, b)
+        as_bytes = self._vocab_bytes
+        ranks: dict[bytes, int] = {}
+        decode_only: dict[bytes, int] = {}
+        for token, tid in vocab.items():
+            data = as_bytes.get(token)
+            if data is not None and (len(token) == 1 or tid in first):
+                ranks[data] = tid
+            elif self.ignore_merges and data is not None:
+                return None  # a whole piece could be it, but no merge makes it
+            else:
+                decode_only[data if data is not None else token.encode("utf-8")] = tid
+        if len(ranks) + len(decode_only) != len(vocab):
+            return None  # two tokens spell the same bytes
+        return ranks, decode_only, first
+
+    # ------------------------------------------------------------------ decoding
+
+    @cached_property
+    def id_to_token(self) -> dict:
+        return {tid: token for token, tid in self.vocab.items()}
+
+    def token_bytes(self, token: str) -> bytes:
+        """The bytes a vocabulary string stands for (byte-level: its display characters)."""
+        if self.byte_level:
+            try:
+                return from_display(token)
+            except KeyError:
+                pass
+        return token.encode("utf-8")
+
+
+# display character -> the latin-1 character of its byte; the other characters below U+0100
+# map past latin-1, so that encoding a string that is not byte-level fails
+_DISPLAY_TO_LATIN1 = {ord(c): chr(b) for c, b in char_to_byte().items()}
+for _c in range(256):
+    _DISPLAY_TO_LATIN1.setdefault(_c, "\uffff")
+
+
+def merge_ids(ids: list[int], pairs: dict) -> list[int]:
+    """HF's merge loop over ``ids``: ``pairs`` maps (left, right) to (merge index, new id);
+    the listed pair with the lowest index merges first, the leftmost among equals.  A heap
+    of (index, position, new id) with stale entries skipped: O(n log n)."""
+    n = len(ids)
+    if n < 2:
+        return ids
+    ids = list(ids)
+    nxt = list(range(1, n + 1))
+    prv = list(range(-1, n - 1))
+    alive = [True] * n
+    heap = []
+    for i in range(n - 1):
+        m = pairs.get((ids[i], ids[i + 1]))
+        if m is not None:
+            heap.append((m[0], i, m[1]))
+    heapq.heapify(heap)
+    while heap:
+        _, i, new = heapq.heappop(heap)
+        if not alive[i] or nxt[i] >= n:
+            continue
+        j = nxt[i]
+        m = pairs.get((ids[i], ids[j]))
+        if m is None or m[1] != new:
+            continue  # stale: the pair at i changed (and so spells another token)
+        ids[i] = new
+        alive[j] = False
+        nxt[i] = nxt[j]
+        if nxt[j] < n:
+            prv[nxt[j]] = i
+        p = prv[i]
+        if p >= 0:
+            m = pairs.get((ids[p], new))
+            if m is not None:
+                heapq.heappush(heap, (m[0], p, m[1]))
+        if nxt[i] < n:
+            m = pairs.get((new, ids[nxt[i]]))
+            if m is not None:
+                heapq.heappush(heap, (m[0], i, m[1]))
+    return [ids[i] for i in range(n) if alive[i]]
+
+
+def equivalent_ranks(first_merges: dict, encode_piece_bytes, token_bytes) -> bool:
+    """Whether HF's merge-list rule and tiktoken's rank rule (ranks = ids) agree on every
+    input, given a rank form (:meth:`MergeBPE.rank_form`) and the rank rule's
+    ``encode_piece_bytes(bytes, max_rank)`` over it.
+
+    Why this suffices: under the rank rule every merge of parts a, b into a token T is T's
+    canonical split, the two parts that the rule holds on T's bytes alone just before it
+    forms T (see bpe/_signatures.pxi), so pairs that are no canonical split never merge.
+    When each token's canonical split is the first listed merge that makes it, and merge
+    order is id order (checked by ``rank_form``), both rules pick the same pair at every
+    step: the lowest merge index falls on the lowest-id token that any present pair makes,
+    and among that token's pairs on its canonical split, whose leftmost occurrence is the
+    rank rule's leftmost candidate (a canonical one).  A token whose canonical split has
+    fewer or more than two parts (the rank rule does not form it from its own bytes) fails
+    the check.  A whole piece that is a token is that token under the rank rule; under the
+    merge rule too, since its own merges form it."""
+    for tid, (a, b) in first_merges.items():
+        if encode_piece_bytes(token_bytes(tid), tid) != [a, b]:
+            return False
+    return True

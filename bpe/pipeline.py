@@ -1,0 +1,155 @@
+"""The pipeline a tokenizer runs, and the planner that picks how to run it.
+
+::
+
+    text ─ added/special tokens ─ normalizer ─ pre-tokenizer ─ model ─ post-processor ─ ids
+    ids ─ model (id → bytes or strings) ─ decoder ─ text
+
+A :class:`Pipeline` holds one immutable stage object per step (``bpe.normalizers``,
+``bpe.special.AddedToken``, ``bpe.pre_tokenizers``, ``bpe.models.bpe``, ``bpe.processors``,
+``bpe.decoders``).  :func:`plan` decides, once per tokenizer, whether the whole encode runs on
+the compiled core in one GIL-free pass (a named scanner or no split, a rank-rule model, at
+most a Unicode normal form, added tokens matched as exact strings) or stage by stage in
+Python (each stage's own method, the model still on the core when it has a rank form), and
+whether decoding can join token bytes.  This module does not encode; ``bpe.tokenizer``
+follows the plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Union
+
+from . import decoders, normalizers
+from .models.bpe import MergeBPE, RankBPE, equivalent_ranks
+from .pre_tokenizers import split as pre_split
+
+
+@dataclass(frozen=True, eq=False)
+class Pipeline:
+    normalizer: Optional[normalizers.Normalizer]
+    pre_tokenizer: Optional[pre_split.PreTokenizer]
+    model: Union[RankBPE, MergeBPE]
+    added_tokens: tuple = ()          # bpe.special.AddedToken, special or not
+    post_processor: Optional[object] = None
+    decoder: Optional[decoders.Decoder] = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a tokenizer runs its pipeline (see :func:`plan`)."""
+
+    pattern_name: Optional[str]       # the scanner's pattern (with on_scanner); None: no split
+    pattern_source: Optional[str]     # the regex source of a ``Pattern`` stage (tiktoken syntax)
+    on_scanner: bool                  # the split runs in the core (named pattern, or no split)
+    unicode_form: Optional[str]       # "NFC" etc. when the normalizer is just that
+    staged: bool                      # encode stage by stage (a stage the fused path lacks)
+    model_on_core: bool               # pieces go to the core's rank-rule BPE
+    bytes_decode: bool                # decoding joins token bytes (byte-level, no other decoder)
+
+
+def fused_pattern(pre) -> tuple[bool, Optional[str], Optional[str]]:
+    """``(fused, name, source)``: whether a pre-tokenizer is one the fused path runs — a
+    ``Pattern``, HF's ``ByteLevel`` with the GPT-2 regex or none, or a named ``Split`` before
+    a regex-less ``ByteLevel`` — with its pattern name and source."""
+    if pre is None:
+        return True, None, None
+    if isinstance(pre, pre_split.Pattern):
+        return True, pre.name, pre.source
+    if isinstance(pre, pre_split.ByteLevel) and not pre.add_prefix_space:
+        if pre.use_regex:
+            from .pre_tokenizers.patterns import NAMED_PATTERNS
+
+            return True, "gpt2", NAMED_PATTERNS["gpt2"]
+        return True, None, None
+    if isinstance(pre, pre_split.Sequence):
+        stages = list(pre.pretokenizers)
+        if stages and isinstance(stages[-1], pre_split.ByteLevel) and not stages[-1].use_regex \
+                and not stages[-1].add_prefix_space:
+            stages.pop()
+        if not stages:
+            return True, None, None
+        if len(stages) == 1:
+            only = stages[0]
+            if isinstance(only, pre_split.Split) and only.named_pattern() is not None:
+                from .pre_tokenizers.patterns import NAMED_PATTERNS
+
+                name = only.named_pattern()
+                return True, name, NAMED_PATTERNS[name]
+            if isinstance(only, pre_split.ByteLevel):
+                return fused_pattern(only)
+    if isinstance(pre, pre_split.Split) and pre.named_pattern() is not None:
+        from .pre_tokenizers.patterns import NAMED_PATTERNS
+
+        name = pre.named_pattern()
+        return True, name, NAMED_PATTERNS[name]
+    return False, None, None
+
+
+def build_core(pipeline: Pipeline, encoder_class, added: dict) -> tuple:
+    """``(core, tokens, rule)``: the compiled core (the backend's ``Encoder``) for the model,
+    the token table it holds (bytes -> id) and its rule, ``"ranks"`` (tiktoken's) or
+    ``"merges"`` (HF's merge list, bpe/_merges.pxi); ``(None, {}, None)`` when the model is
+    not byte-level BPE over all 256 bytes.  ``added`` (bytes -> id): the added tokens, for
+    decoding.  A merge list that encodes exactly as a rank table (``equivalent_ranks``) runs
+    on the rank rule, the faster one."""
+    model = pipeline.model
+
+    def with_added(decode_only: dict, tokens: dict) -> dict:
+        taken = set(tokens.values()) | set(decode_only.values())
+        out = dict(decode_only)
+        for data, tid in added.items():
+            if tid not in taken:
+                out[data] = tid
+        return out
+
+    if isinstance(model, RankBPE):
+        return encoder_class(model.ranks, with_added(model.decode_only, model.ranks)), model.ranks, "ranks"
+    form = model.rank_form()
+    if form is not None:
+        ranks, decode_only, first = form
+        core = encoder_class(ranks, with_added(decode_only, ranks))
+        if equivalent_ranks(first, core.encode_piece_bytes, core.token_bytes):
+            return core, ranks, "ranks"
+    form = model.merge_form()
+    if form is None:
+        return None, {}, None
+    tokens, decode_only, triples = form
+    core = encoder_class(tokens, with_added(decode_only, tokens))
+    core.use_merge_list(triples, model.ignore_merges)
+    return core, tokens, "merges"
+
+
+def plan(pipeline: Pipeline, core) -> Plan:
+    """The plan for ``pipeline``, given its core from :func:`build_core` (or None)."""
+    model = pipeline.model
+    on_core = core is not None
+    fused, name, source = fused_pattern(pipeline.pre_tokenizer)
+    on_scanner = fused and (source is None or name is not None)
+    form = normalizers.unicode_form(pipeline.normalizer)
+    norm_ok = pipeline.normalizer is None or form is not None
+    added_ok = all(t.plain for t in pipeline.added_tokens) and not (
+        pipeline.normalizer is not None and any(t.normalized for t in pipeline.added_tokens))
+    staged = not (on_core and fused and norm_ok and added_ok)
+    decoder = pipeline.decoder
+    byte_level = isinstance(model, RankBPE) or model.byte_level
+    bytes_decode = core is not None and byte_level and (decoder is None or isinstance(decoder, decoders.ByteLevel))
+    return Plan(name if fused else None, source if fused else None, on_scanner, form, staged, on_core,
+                bytes_decode)
+
+
+def pre_tokenize(pre, text: str, first: bool = True) -> list[str]:
+    """The pieces of ``text`` (one stretch between added tokens) under the pre-tokenizer
+    ``pre``; ``first``: the stretch starts the text (for Metaspace's ``"first"`` scheme)."""
+    from .pre_tokenizers.words import Metaspace
+
+    if pre is None:
+        return [text] if text else []
+    if isinstance(pre, Metaspace):
+        return pre.pre_tokenize(text, first)
+    if isinstance(pre, pre_split.Sequence):
+        pieces = [text] if text else []
+        for stage in pre.pretokenizers:
+            pieces = [p for k, piece in enumerate(pieces) for p in pre_tokenize(stage, piece, first and k == 0)]
+        return pieces
+    return pre.pre_tokenize(text)

@@ -1,0 +1,305 @@
+"""The three real Hugging Face files of the shared folder through ``bpe.Tokenizer.from_hf``,
+with ``tokenizers`` 0.23.3 as the oracle: hf/gpt2, hf/llama3 and hf/qwen3 (see the shared
+README).
+
+* Every corpus file, in 64 KiB chunks cut at line ends (compiled backend; the pure-Python one
+  on the first chunk of each file): ``encode(chunk, allowed_special="all")`` == HF
+  ``encode(chunk, add_special_tokens=False).ids``, and ``encode_ordinary(chunk)`` == HF on the
+  file without its added tokens.  No chunk holds an added token's text (checked), so both
+  oracles give the same ids there and HF runs once per chunk.
+* Corpus lines with every added token of the file put between them: the whole from_hf
+  contract (hf_oracle.check_text: allowed_special="all", add_special_tokens=True, the default
+  encode raising for special tokens only, encode_ordinary, decode).  There
+  ``encode_special_tokens = True`` is checked to be the same oracle as "no added tokens" for
+  gpt2 and llama3 (all their added tokens are special) and NOT for qwen3 (``<think>`` etc.
+  are not special, and HF still matches them).
+* llama.cpp's vectors: gpt-2 (hf/gpt2), llama-bpe (hf/llama3), qwen2 (hf/qwen3).
+* ``to_hf`` of each loaded file, loaded back by HF, gives HF's original ids on every chunk;
+  ``to_hf`` of the bundled cl100k_base and o200k_base, loaded by HF, gives bpe's ids.
+* ``hf_config``: the bos_token, eos_token, pad_token and chat_template of
+  tokenizer_config.json, as found there.
+
+Every test prints what it compared (``pytest -s``): chunks, ids, mismatches and seconds.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+from array import array
+
+import pytest
+import tokenizers
+
+import bpe
+from hf_oracle import check_text, hf_ids, hf_ordinary_ids, hf_special_as_text_ids
+
+FILES = ["gpt2", "llama3", "qwen3"]
+LLAMACPP = {"gpt2": "gpt-2", "llama3": "llama-bpe", "qwen3": "qwen2"}
+CORPORA = ["english.txt", "spanish.txt", "portuguese.txt", "multilingual.txt",
+           "code_python.txt", "code_c.txt", "code_js.txt"]
+CHUNK_CHARS = 64 * 1024
+SEP = "\n__ggml_vocab_test__\n"
+CONFIG_KEYS = ("bos_token", "eos_token", "pad_token", "chat_template")
+
+
+def split_chunks(text: str, size: int = CHUNK_CHARS) -> list[str]:
+    """``text`` in pieces of at most ``size`` characters, each cut after a newline where the
+    piece holds one; the pieces join back to ``text``."""
+    out, i = [], 0
+    while i < len(text):
+        j = min(len(text), i + size)
+        if j < len(text):
+            nl = text.rfind("\n", i, j)
+            if nl >= i:
+                j = nl + 1
+        out.append(text[i:j])
+        i = j
+    assert "".join(out) == text
+    return out
+
+
+@pytest.fixture(scope="module")
+def chunks(corpus):
+    """[(corpus name, chunk)] over every corpus file."""
+    return [(name, c) for name in CORPORA for c in split_chunks(corpus(name))]
+
+
+def _path(shared, name) -> str:
+    return str(shared / "hf" / name / "tokenizer.json")
+
+
+def _hf_batch_ids(path: str, texts) -> list:
+    """HF's ids (add_special_tokens=False) for each text, on HF's threads (compact arrays)."""
+    hf = tokenizers.Tokenizer.from_file(path)
+    return [array("l", e.ids) for e in hf.encode_batch(list(texts), add_special_tokens=False)]
+
+
+@functools.lru_cache(maxsize=None)
+def _hf_corpus_ids(path: str, texts: tuple) -> list:
+    """_hf_batch_ids, cached: the round-trip tests reuse the original file's ids."""
+    return _hf_batch_ids(path, texts)
+
+
+@pytest.fixture
+def python_backend():
+    """Run the test on the pure-Python backend (and restore the backend afterwards)."""
+    from bpe import _backend
+
+    before = _backend.active().name
+    _backend.use("python")
+    yield "python"
+    _backend.use(before)
+
+
+_LOADED: dict = {}
+
+
+def _load(shared, name, backend):
+    key = (name, backend)
+    if key not in _LOADED:
+        t0 = time.perf_counter()
+        tok = bpe.Tokenizer.from_hf(shared / "hf" / name)
+        assert tok.backend == backend
+        print(f"\n[hf files] from_hf({name}) on {backend}: {time.perf_counter() - t0:.2f} s")
+        _LOADED[key] = tok
+    return _LOADED[key]
+
+
+def _added_contents(path: str) -> list[str]:
+    with open(path, encoding="utf-8") as f:
+        return [t["content"] for t in json.load(f)["added_tokens"]]
+
+
+def _first_diff(a, b) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+
+def _compare_chunks(label, pairs):
+    """pairs: [(corpus, chunk, ours, theirs)] -> prints counts, returns problem lines."""
+    n_ids = sum(len(theirs) for _, _, _, theirs in pairs)
+    bad = [(c, chunk, list(o), list(t)) for c, chunk, o, t in pairs if list(o) != list(t)]
+    print(f"[hf files] {label}: {len(pairs)} chunks, {n_ids:,} ids, {len(bad)} chunks differ")
+    problems = []
+    for c, chunk, o, t in bad[:5]:
+        i = _first_diff(o, t)
+        problems.append(f"{label} {c}: first difference at id {i}: bpe {o[max(i - 2, 0):i + 3]} "
+                        f"vs {t[max(i - 2, 0):i + 3]}")
+    return problems
+
+
+# ------------------------------------------------------------------ corpora
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_corpora_identical_to_hf(name, shared, chunks, cython_backend):
+    path = _path(shared, name)
+    contents = _added_contents(path)
+    texts = tuple(c for _, c in chunks)
+    assert not [t for t in contents if any(t in c for c in texts)], "a corpus holds an added token"
+    t0 = time.perf_counter()
+    theirs = _hf_corpus_ids(path, texts)
+    t1 = time.perf_counter()
+    tok = _load(shared, name, "cython")
+    ours_all = [tok.encode(c, allowed_special="all") for c in texts]
+    ours_ordinary = [tok.encode_ordinary(c) for c in texts]
+    ours_default = [tok.encode(c) for c in texts]  # no special token in the text: no error
+    t2 = time.perf_counter()
+    print(f"[hf files] {name}: HF {t1 - t0:.1f} s, bpe (3 encodes of each chunk) {t2 - t1:.1f} s")
+    problems = []
+    for label, ours in (("allowed_special='all'", ours_all), ("encode_ordinary", ours_ordinary),
+                        ("encode", ours_default)):
+        problems += _compare_chunks(f"{name} {label}", [(c, chunk, o, t) for (c, chunk), o, t in
+                                                         zip(chunks, ours, theirs)])
+    decoded = sum(tok.decode(o) != chunk for (_, chunk), o in zip(chunks, ours_all))
+    print(f"[hf files] {name}: decode(encode(chunk)) != chunk for {decoded} chunks")
+    assert problems == [], "\n".join(problems)
+    assert decoded == 0
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_corpus_heads_on_python_backend(name, shared, corpus, python_backend):
+    path = _path(shared, name)
+    texts = tuple(split_chunks(corpus(c))[0] for c in CORPORA)
+    theirs = _hf_corpus_ids(path, texts)
+    tok = _load(shared, name, "python")
+    t0 = time.perf_counter()
+    pairs = [(c, chunk, tok.encode(chunk, allowed_special="all"), t) for c, chunk, t in zip(CORPORA, texts, theirs)]
+    print(f"[hf files] {name} python backend: {time.perf_counter() - t0:.1f} s")
+    problems = _compare_chunks(f"{name} python", pairs)
+    assert problems == [], "\n".join(problems)
+
+
+def _with_added_tokens(corpus, contents: list[str]) -> list[str]:
+    """Corpus lines with each added token between them, next to letters, spaces, newlines."""
+    lines = [line for c in CORPORA for line in corpus(c).split("\n")[200:260] if line.strip()]
+    texts = []
+    for i, content in enumerate(contents):
+        a, b = lines[i % len(lines)], lines[(7 * i + 3) % len(lines)]
+        texts.append(f"{a}{content}{b}")
+        texts.append(f"{a} {content}\n{b} {content}{content}")
+    texts.append("".join(contents))
+    texts.append(" ".join(contents))
+    return texts
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_added_tokens_between_corpus_lines(name, shared, corpus, cython_backend):
+    path = _path(shared, name)
+    with open(path, encoding="utf-8") as f:
+        added = json.load(f)["added_tokens"]
+    contents = [t["content"] for t in added]
+    texts = _with_added_tokens(corpus, contents)
+    tok = _load(shared, name, "cython")
+    t0 = time.perf_counter()
+    problems = []
+    for text in texts:
+        problems += check_text(tok, path, text)
+    all_special = all(t["special"] for t in added)
+    oracle_gap = sum(hf_ordinary_ids(path, t) != hf_special_as_text_ids(path, t) for t in texts)
+    print(f"[hf files] {name}: {len(texts)} texts with {len(contents)} added tokens, {len(problems)} problems, "
+          f"encode_special_tokens differs from 'no added tokens' on {oracle_gap} texts, "
+          f"{time.perf_counter() - t0:.1f} s")
+    if all_special:
+        assert oracle_gap == 0
+    else:
+        assert oracle_gap > 0  # qwen3: HF still matches <think> etc. with encode_special_tokens
+    assert problems == [], "\n".join(problems[:10])
+
+
+# ------------------------------------------------------------------ llama.cpp's vectors
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_llamacpp_vectors(name, shared, backend):
+    folder = shared / "llamacpp_vocab_tests"
+    inp = (folder / f"ggml-vocab-{LLAMACPP[name]}.gguf.inp").read_text(encoding="utf-8")
+    out = (folder / f"ggml-vocab-{LLAMACPP[name]}.gguf.out").read_text(encoding="utf-8")
+    texts = inp.split(SEP)[:-1]  # see test_llamacpp_vectors.py for the files' layout
+    expected = [[int(x) for x in line.split()] for line in out.split("\n")[:-1]]
+    assert len(texts) == len(expected) == 46
+    hf = tokenizers.Tokenizer.from_file(_path(shared, name))
+    tok = _load(shared, name, backend)
+    failures = []
+    for i, (text, ids) in enumerate(zip(texts, expected)):
+        assert hf.encode(text, add_special_tokens=False).ids == ids, f"HF disagrees with llama.cpp on #{i}"
+        ours = tok.encode(text, allowed_special="all")
+        if ours != ids:
+            failures.append(f"#{i} {text[:40]!r}: bpe {ours}, llama.cpp {ids}")
+        elif tok.decode(ours) != hf.decode(ours, skip_special_tokens=False):
+            failures.append(f"#{i} {text[:40]!r}: decode differs from HF's")
+    print(f"[hf files] {name} ({backend}): {len(texts) - len(failures)}/{len(texts)} llama.cpp vectors")
+    assert failures == [], "\n".join(failures)
+
+
+# ------------------------------------------------------------------ to_hf
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_to_hf_of_loaded_file_gives_the_original_ids(name, shared, chunks, corpus, tmp_path, cython_backend):
+    path = _path(shared, name)
+    texts = tuple(c for _, c in chunks)
+    original = _hf_corpus_ids(path, texts)
+    tok = _load(shared, name, "cython")
+    out = tmp_path / "tokenizer.json"
+    t0 = time.perf_counter()
+    tok.to_hf(out)
+    t1 = time.perf_counter()
+    written = _hf_batch_ids(str(out), texts)
+    t2 = time.perf_counter()
+    print(f"[hf files] to_hf({name}): write {t1 - t0:.1f} s ({out.stat().st_size:,} bytes), HF {t2 - t1:.1f} s")
+    problems = _compare_chunks(f"to_hf {name}", [(c, chunk, w, o) for (c, chunk), w, o in zip(chunks, written, original)])
+    assert problems == [], "\n".join(problems)
+    hf_written = tokenizers.Tokenizer.from_file(str(out))
+    hf_original = tokenizers.Tokenizer.from_file(path)
+    assert hf_written.get_vocab(with_added_tokens=True) == hf_original.get_vocab(with_added_tokens=True)
+    for text in _with_added_tokens(corpus, _added_contents(path)):
+        assert hf_written.encode(text, add_special_tokens=False).ids == hf_original.encode(
+            text, add_special_tokens=False).ids
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_to_hf_of_bundled_encoding(name, chunks, tmp_path, cython_backend):
+    tok = bpe.get_encoding(name)
+    out = tmp_path / "tokenizer.json"
+    t0 = time.perf_counter()
+    tok.to_hf(out)
+    t1 = time.perf_counter()
+    texts = tuple(c for _, c in chunks)
+    theirs = _hf_batch_ids(str(out), texts)
+    t2 = time.perf_counter()
+    ours = [tok.encode(c, allowed_special="all") for c in texts]
+    print(f"[hf files] to_hf({name}): write {t1 - t0:.1f} s, HF {t2 - t1:.1f} s")
+    problems = _compare_chunks(f"to_hf {name}", [(c, chunk, o, t) for (c, chunk), o, t in zip(chunks, ours, theirs)])
+    assert problems == [], "\n".join(problems)
+    hf = tokenizers.Tokenizer.from_file(str(out))
+    for special, id_ in tok.special_tokens.items():
+        assert hf.encode(f"x{special}y", add_special_tokens=False).ids == tok.encode(f"x{special}y", allowed_special="all")
+        assert hf.token_to_id(special) == id_
+
+
+# ------------------------------------------------------------------ tokenizer_config.json
+
+
+@pytest.mark.parametrize("name", ["llama3", "qwen3"])
+def test_tokenizer_config_fields(name, shared, cython_backend):
+    with open(shared / "hf" / name / "tokenizer_config.json", encoding="utf-8") as f:
+        config = json.load(f)
+    tok = _load(shared, name, "cython")
+    cfg = tok.hf_config
+    assert isinstance(cfg, dict)
+    for key in CONFIG_KEYS:
+        assert cfg.get(key) == config.get(key), key
+    if name == "llama3":
+        assert cfg["bos_token"] == "<|begin_of_text|>" and cfg["eos_token"] == "<|end_of_text|>"
+        assert "<|start_header_id|>" in cfg["chat_template"]
+    else:
+        assert cfg["eos_token"] == "<|im_end|>" and cfg["pad_token"] == "<|endoftext|>"
+        assert "<think>" in cfg["chat_template"]
+    print(f"[hf files] {name} hf_config: " + ", ".join(f"{k}={str(cfg.get(k))[:30]!r}" for k in CONFIG_KEYS))
+    # the config's tokens are added tokens of the file: one id each, HF's
+    for key in ("bos_token", "eos_token", "pad_token"):
+        if isinstance(cfg.get(key), str):
+            ids = tok.encode(cfg[key], allowed_special="all")
+            assert len(ids) == 1 and ids == hf_ids(_path(shared, name), cfg[key]), key
