@@ -727,6 +727,8 @@ class Tokenizer:
         # makes a whole piece that is a token that token (see bpe.models.bpe.equivalent_ranks)
         display = byte_unicode.to_display
         vocab = {display(token): rank for token, rank in model.ranks.items()}
+        for t in pipeline.added_tokens:  # HF keeps an added token's id only when the vocab has it
+            vocab.setdefault(t.content, t.id)
         merges = [[display(a), display(b)] for a, b in self._canonical_merges()]
         hf_model = {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
                     "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,

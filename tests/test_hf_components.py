@@ -13,7 +13,8 @@
   20-line simulation), and from_hf must follow Hugging Face's.
 * ``to_hf`` of bundled encodings and of freshly trained tokenizers loads in HF with bpe's ids.
 * A folder with tokenizer.json and tokenizer_config.json: ``hf_config`` holds the config's
-  bos_token, eos_token, pad_token and chat_template as found.
+  bos_token, eos_token, pad_token and chat_template (a token written as an AddedToken object,
+  as older transformers versions wrote them, by its content).
 """
 
 from __future__ import annotations
@@ -544,7 +545,7 @@ def test_tokenizer_config_fields_are_exposed(backend, tmp_path):
     cfg = tok.hf_config
     assert isinstance(cfg, dict)
     assert cfg["bos_token"] == "<|begin_of_text|>"
-    assert cfg["eos_token"] == config["eos_token"]  # as found in the file
+    assert cfg["eos_token"] == "<|eot_id|>"  # an AddedToken object in the file: its content
     assert cfg["chat_template"] == config["chat_template"]
     assert cfg.get("pad_token") is None
     assert re.search(r"<\|eot_id\|>", cfg["chat_template"])

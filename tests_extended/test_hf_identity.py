@@ -51,7 +51,7 @@ def test_corpora_identical_to_hf(name, shared, all_chunks, backend):
         assert not any(t in text for t in non_special for text in texts)
         expected = [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
         _compare([tok.encode(t, allowed_special="all") for t in texts], expected, f"{name} {corpus_name} all")
-        if backend == "cython":  # the batch on threads, once
+        if backend == "cython" and corpus_name == "multilingual.txt":  # the batch on threads
             _compare(tok.encode_batch(texts, allowed_special="all", num_threads=2), expected,
                      f"{name} {corpus_name} batch")
     hf.encode_special_tokens = True
