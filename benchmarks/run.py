@@ -13,7 +13,8 @@ multilingual corpus's lines grouped by script), ``split`` (the pre-tokenizer alo
 compiled scanner against ``regex.findall`` with the same pattern, and its share of bpe's
 encode time), ``batch`` (encode_ordinary_batch on 1 and 2 threads, encode_batch with special
 tokens allowed on 1 and 2 threads, and sha256 on 1 and 2 threads as the machine's own
-ceiling; 2 x rounds + 1 rounds) and ``load`` (time and resident memory to load o200k_base, in fresh processes; also
+ceiling; 2 x rounds + 1 rounds), ``hf`` (the shared Hugging Face tokenizer.json files: bpe's
+``from_hf`` against HF tokenizers, 1 and 2 threads, and loading) and ``load`` (time and resident memory to load o200k_base, in fresh processes; also
 with the backtracking tables that the first piece over 256 bytes builds) and ``train``
 (training time, peak memory and compression against HF and SentencePiece;
 benchmarks/training.py) and ``stream`` (1 GiB of synthetic text streamed through training:
@@ -543,6 +544,74 @@ def bench_load(args) -> None:
     print(table(["loader", "seconds", "resident MB added"], rows))
 
 
+HF_FILES = ["gpt2", "llama3", "qwen3"]
+
+_HF_LOAD_SNIPPET = """
+import sys, time, json
+which, path = sys.argv[1], sys.argv[2]
+t = time.perf_counter()
+if which == "bpe":
+    import bpe
+    bpe.Tokenizer.from_hf(path)
+else:
+    import tokenizers
+    tokenizers.Tokenizer.from_file(path + "/tokenizer.json")
+print(json.dumps({"seconds": time.perf_counter() - t}))
+"""
+
+
+def bench_hf(args) -> None:
+    """The shared Hugging Face files: bpe's from_hf against HF tokenizers on the same file."""
+    print("\n## Hugging Face tokenizer.json: bpe (Tokenizer.from_hf) against HF tokenizers on the same file")
+    base = shared_data()
+    if base is None or not os.path.isdir(os.path.join(base, "hf")):
+        print("\n(needs ../shared/data/hf)")
+        return
+    try:
+        import tokenizers
+    except ImportError:
+        print("\n(needs HF tokenizers: pip install tokenizers)")
+        return
+    import bpe
+
+    rows, load_rows = [], []
+    for name in HF_FILES:
+        path = os.path.join(base, "hf", name)
+        tok = bpe.Tokenizer.from_hf(path)
+        hf = tokenizers.Tokenizer.from_file(os.path.join(path, "tokenizer.json"))
+        for group, files in GROUPS.items():
+            docs = documents(files, args.bytes_per_file)
+            n_bytes = sum(len(d.encode("utf-8")) for d in docs)
+            wrong = sum(tok.encode(d, allowed_special="all") != e.ids
+                        for d, e in zip(docs, hf.encode_batch(docs, add_special_tokens=False)))
+            fns = {
+                "bpe 1 thread": lambda: [tok.encode(d, allowed_special="all") for d in docs],
+                "HF 1 thread": lambda: [hf.encode(d, add_special_tokens=False) for d in docs],
+                "bpe 2 threads": lambda: tok.encode_batch(docs, num_threads=2, allowed_special="all"),
+                "HF batch (2 cores)": lambda: hf.encode_batch(docs, add_special_tokens=False),
+            }
+            med = interleaved(fns, args.rounds, {k: cold_start(tok) for k in fns if k.startswith("bpe")})
+            speed = {k: n_bytes / v / 1e6 for k, v in med.items()}
+            rows.append([name, group, f"{n_bytes / 1e6:.2f} MB", f"{wrong}"] + [f"{v:.1f}" for v in speed.values()]
+                        + [f"{speed['bpe 1 thread'] / speed['HF 1 thread']:.1f}x",
+                           f"{speed['bpe 2 threads'] / speed['HF batch (2 cores)']:.1f}x"])
+        times: dict[str, list[float]] = {"bpe": [], "hf": []}
+        for _ in range(max(3, args.rounds)):
+            for which in times:
+                out = subprocess.run([sys.executable, "-c", _HF_LOAD_SNIPPET, which, path], capture_output=True,
+                                     text=True, check=True, cwd="/")
+                times[which].append(json.loads(out.stdout)["seconds"])
+        b, h = statistics.median(times["bpe"]), statistics.median(times["hf"])
+        load_rows.append([name, f"{b:.3f}", f"{min(times['bpe']):.3f}-{max(times['bpe']):.3f}", f"{h:.3f}",
+                          f"{min(times['hf']):.3f}-{max(times['hf']):.3f}", f"{h / b:.2f}x"])
+    print("\nEncode (MB/s, median; one call per ~8 KB document; bpe: encode(allowed_special='all'), "
+          "HF: encode(add_special_tokens=False)):\n")
+    print(table(["file", "group", "input", "docs with other ids", "bpe 1 thread", "HF 1 thread", "bpe 2 threads",
+                 "HF batch (2 cores)", "bpe / HF, 1 thread", "bpe / HF, 2 threads"], rows))
+    print("\nLoading (seconds in a fresh process, median and range; from_hf against Tokenizer.from_file):\n")
+    print(table(["file", "bpe", "bpe range", "HF", "HF range", "HF / bpe"], load_rows))
+
+
 def bench_train(args) -> None:
     from .training import bench_training
 
@@ -557,7 +626,7 @@ def bench_stream(args) -> None:
 
 SECTIONS = {"throughput": bench_throughput, "scripts": bench_scripts, "split": bench_split, "short": bench_short,
             "count": bench_count, "decode": bench_decode, "worst": bench_worst, "batch": bench_batch, "load": bench_load,
-            "train": bench_train, "stream": bench_stream}
+            "hf": bench_hf, "train": bench_train, "stream": bench_stream}
 
 
 def main(argv=None) -> int:

@@ -266,7 +266,7 @@ cdef inline tok_t bt_longest(const Backtrack* bt, const tok_t* byte_rank, const 
 
 cdef Py_ssize_t _bpe_backtrack(const Backtrack* bt, const TokenTable* t, const tok_t* byte_rank,
                                const uint8_t* p, Py_ssize_t n, tok_t* out) noexcept nogil:
-    # ids of piece p[:n] (n >= 1) into out (room for n); -1 when out of memory, -3 if the
+    # ids of piece p[:n] (n >= 1) into out (room for n); OUT_OF_MEMORY, or NOT_ENCODED if the
     # search found no tokenization (only possible for tables that break BPE's assumptions;
     # the caller then falls back to the merge loop)
     cdef uint8_t dead_s[STACK_MAX + 1]
@@ -298,7 +298,7 @@ cdef Py_ssize_t _bpe_backtrack(const Backtrack* bt, const TokenTable* t, const t
                 if k == 0:
                     if n > STACK_MAX:
                         free(dead)
-                    return -3
+                    return NOT_ENCODED
                 k -= 1
                 pos -= t.length[out[k]]
                 nxt = out[k]

@@ -63,8 +63,11 @@ import operator
 
 
 cdef enum:
-    # _encode_split's status for a text that holds a disallowed special token
-    FOUND_DISALLOWED = -4
+    # The negative results of the GIL-free encoding loops (which return counts otherwise).
+    OUT_OF_MEMORY = -1
+    PIECE_TOO_LONG = -2      # a pre-token of 2 GiB or more (ids are counted in 32 bits)
+    NOT_ENCODED = -3         # the backtracking encoder leaves the piece to the merge loop
+    FOUND_DISALLOWED = -4    # _encode_split: the text holds a disallowed special token
 
 
 cdef int _check_status(Py_ssize_t status) except -1:
@@ -72,7 +75,7 @@ cdef int _check_status(Py_ssize_t status) except -1:
     raised by the caller, which knows the text)."""
     if status == FOUND_DISALLOWED:
         raise RuntimeError("bpe: a disallowed special token was found but not reported")
-    if status == -2:
+    if status == PIECE_TOO_LONG:
         raise ValueError("a single pre-token of 2 GiB or more cannot be encoded; split the text")
     if status < 0:
         raise MemoryError("bpe: out of memory while encoding")
@@ -818,7 +821,7 @@ cdef Py_ssize_t _merge_loop(const TokenTable* t, const tok_t* byte_rank, const t
     if n > STACK_MAX:
         off = <int32_t*>malloc((n + 1) * sizeof(int32_t))
         if off == NULL:
-            return -1
+            return OUT_OF_MEMORY
     m = cu_units(cu, t, byte_rank, p, n, off, out)
     if m <= LINEAR_MAX:
         k = _bpe_short(t, pair2, p, m, off, limit, loc, out)
@@ -897,10 +900,10 @@ cdef Py_ssize_t _piece_merged(const TokenTable* t, const tok_t* byte_rank, const
     # bpe_piece_cached for a piece that is neither a token nor cached; the result goes into
     # the two-way set e if it fits an entry there, else into the long entry g (either NULL:
     # the piece is too long for it)
-    cdef Py_ssize_t k = -3, i
+    cdef Py_ssize_t k = NOT_ENCODED, i
     if n > bt.min_bytes >= 0 and bt_usable(bt, t, byte_rank):
         k = _bpe_backtrack(bt, t, byte_rank, p, n, out)
-    if k == -3:
+    if k == NOT_ENCODED:
         if loc.sig == NULL and loc.sigs != NULL:
             loc.sig = sig_usable(loc.sigs, bt, t, byte_rank)
         k = _merge_loop(t, byte_rank, pair2, cu, p, n, NO_RANK, loc, out)
@@ -1013,13 +1016,13 @@ cdef inline Py_ssize_t _scan_ahead(const TokenTable* t, const Local* loc, int pi
     # the lookups of a batch wait for memory together instead of one after another (one
     # piece ahead was too close: a piece that is a token takes about 25 ns, a line from
     # memory about 100; and between a benchmark's rounds the other tokenizers evict these
-    # tables).  Returns the number of pieces, or -2 for a piece of 2 GiB or more.
+    # tables).  Returns the number of pieces, or PIECE_TOO_LONG.
     cdef Py_ssize_t c = 0, j
     bounds[0] = i
     while c < SCAN_AHEAD and i < n:
         j = scan_piece(pid, p, n, i)
         if j - i >= 0x7FFFFFFF:
-            return -2
+            return PIECE_TOO_LONG
         if j - i > 1:
             hashes[c] = hash_bytes(p + i, j - i)
             _prefetch_lookup(t, loc, hashes[c])
@@ -1142,7 +1145,7 @@ cdef class Encoder:
     cdef Py_ssize_t _encode_utf8(self, int pid, const uint8_t* p, Py_ssize_t n, tok_t* out,
                                  bint lists) noexcept nogil:
         """Split ``p[:n]`` with pattern ``pid`` and write the ids of every piece to ``out``
-        (room for n ids).  Returns how many, or -1 (out of memory) / -2 (a piece of 2 GiB).
+        (room for n ids).  Returns how many, or OUT_OF_MEMORY / PIECE_TOO_LONG.
 
         Pieces are found SCAN_AHEAD at a time (``_scan_ahead``, which prefetches what their
         lookups read), then encoded.  With ``lists`` (the ids will become a list of int
@@ -1163,7 +1166,7 @@ cdef class Encoder:
                     m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &self.cu, &loc,
                                          p + bounds[c], bounds[c + 1] - bounds[c], hashes[c], out + k)
                 if m < 0:
-                    return -1
+                    return OUT_OF_MEMORY
                 if lists:
                     for j in range(k, k + m):
                         bpe_prefetch(&self.id_objs[out[j]])
@@ -1330,7 +1333,7 @@ cdef class Encoder:
             for i in range(n):
                 ptrs[i] = PyUnicode_AsUTF8AndSize(pieces[i], &size)
                 if size >= 0x7FFFFFFF:
-                    _check_status(-2)
+                    _check_status(PIECE_TOO_LONG)
                 lens[i] = size
                 total += size
             out = <tok_t*>malloc((total + 1) * sizeof(tok_t))
@@ -1452,7 +1455,7 @@ cdef class Encoder:
         cdef Py_ssize_t n = PyBytes_GET_SIZE(piece), k
         cdef Local loc
         if n >= 0x7FFFFFFF:
-            _check_status(-2)
+            _check_status(PIECE_TOO_LONG)
         cdef tok_t* out = <tok_t*>malloc((n + 1) * sizeof(tok_t))
         try:
             if out == NULL:
@@ -1465,6 +1468,40 @@ cdef class Encoder:
             return [out[i] for i in range(k)]
         finally:
             free(out)
+
+    def first_split_mismatch(self, list splits):
+        """For ``splits`` = ``[(token id, left id, right id), ...]``: the index of the first
+        token whose canonical split (``encode_piece_bytes(its bytes, its id)``) is not
+        ``[left, right]``, or -1 when all are (one call for the whole check of
+        ``bpe.models.bpe.equivalent_ranks``)."""
+        self._check_ready()
+        cdef Py_ssize_t i, n = len(splits), k, tid, a, b, length
+        cdef tok_t out[2]
+        cdef tok_t* buf = NULL
+        cdef Py_ssize_t cap = 0
+        cdef Local loc = _local(self.gen, NULL, self.pairs)
+        cdef void* grown
+        try:
+            for i in range(n):
+                tid, a, b = splits[i]
+                if tid < 0 or tid >= self.table.n_ids or self.table.length[tid] < 0:
+                    return i
+                length = self.table.length[tid]
+                if length + 1 > cap:
+                    cap = 2 * length + 16
+                    grown = realloc(buf, cap * sizeof(tok_t))
+                    if grown == NULL:
+                        raise MemoryError()
+                    buf = <tok_t*>grown
+                k = bpe_piece(&self.table, self.byte_rank, self.pair2, &loc,
+                              <const uint8_t*>self.table.blob + self.table.off[tid], length, <tok_t>tid, buf)
+                if k < 0:
+                    raise MemoryError()
+                if k != 2 or buf[0] != a or buf[1] != b:
+                    return i
+            return -1
+        finally:
+            free(buf)
 
     cdef Py_ssize_t _id_of(self, object token) except -1:
         """``token`` (an int, or an integer type with ``__index__`` such as numpy's) as an id

@@ -112,7 +112,7 @@ cdef inline uint64_t _ml_pop(uint64_t* heap, Py_ssize_t* size) noexcept nogil:
 cdef Py_ssize_t ml_piece(const MergeList* ml, const TokenTable* t, const tok_t* byte_rank,
                          const uint8_t* p, Py_ssize_t n, tok_t* out) noexcept nogil:
     """Write the ids of the piece ``p[:n]`` under the merge list to ``out`` (room for n);
-    returns how many, or -1 when memory runs out."""
+    returns how many, or OUT_OF_MEMORY."""
     cdef tok_t whole
     cdef tok_t ids_s[ML_STACK]
     cdef int32_t nxt_s[ML_STACK]
@@ -141,7 +141,7 @@ cdef Py_ssize_t ml_piece(const MergeList* ml, const TokenTable* t, const tok_t* 
         prv = <int32_t*>malloc(n * sizeof(int32_t))
         heap = <uint64_t*>malloc(2 * n * sizeof(uint64_t))
         if ids == NULL or nxt == NULL or prv == NULL or heap == NULL:
-            k = -1
+            k = OUT_OF_MEMORY
     if k == 0:
         for i in range(n):
             ids[i] = byte_rank[p[i]]

@@ -144,6 +144,15 @@ class Encoder:
             del bounds[best_i + 1]
         return [ranks[piece[bounds[i] : bounds[i + 1]]] for i in range(len(bounds) - 1)]
 
+    def first_split_mismatch(self, splits: list) -> int:
+        """The index of the first ``(token, left, right)`` whose token's canonical split is
+        not ``[left, right]``, or -1 (as the compiled core's)."""
+        for i, (tid, a, b) in enumerate(splits):
+            data = self._decoder.get(tid)
+            if data is None or self.encode_piece_bytes(data, tid) != [a, b]:
+                return i
+        return -1
+
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         ids = [_as_id(i) for i in list(ids)]  # (a copy first: __index__ may change the caller's list)
         decoder = self._decoder

@@ -109,7 +109,7 @@ def build_core(pipeline: Pipeline, encoder_class, added: dict) -> tuple:
     if form is not None:
         ranks, decode_only, first = form
         core = encoder_class(ranks, with_added(decode_only, ranks))
-        if equivalent_ranks(first, core.encode_piece_bytes, core.token_bytes):
+        if equivalent_ranks(first, core):
             return core, ranks, "ranks"
     form = model.merge_form()
     if form is None:

@@ -269,10 +269,10 @@ def merge_ids(ids: list[int], pairs: dict) -> list[int]:
     return [ids[i] for i in range(n) if alive[i]]
 
 
-def equivalent_ranks(first_merges: dict, encode_piece_bytes, token_bytes) -> bool:
+def equivalent_ranks(first_merges: dict, core) -> bool:
     """Whether HF's merge-list rule and tiktoken's rank rule (ranks = ids) agree on every
-    input, given a rank form (:meth:`MergeBPE.rank_form`) and the rank rule's
-    ``encode_piece_bytes(bytes, max_rank)`` over it.
+    input, given a rank form (:meth:`MergeBPE.rank_form`) and a core built on its table
+    (whose ``first_split_mismatch`` computes the canonical splits).
 
     Why this suffices: under the rank rule every merge of parts a, b into a token T is T's
     canonical split, the two parts that the rule holds on T's bytes alone just before it
@@ -285,7 +285,4 @@ def equivalent_ranks(first_merges: dict, encode_piece_bytes, token_bytes) -> boo
     fewer or more than two parts (the rank rule does not form it from its own bytes) fails
     the check.  A whole piece that is a token is that token under the rank rule; under the
     merge rule too, since its own merges form it."""
-    for tid, (a, b) in first_merges.items():
-        if encode_piece_bytes(token_bytes(tid), tid) != [a, b]:
-            return False
-    return True
+    return core.first_split_mismatch([(tid, a, b) for tid, (a, b) in first_merges.items()]) < 0
