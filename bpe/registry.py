@@ -10,14 +10,10 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import TYPE_CHECKING
-
 from . import _backend
-from .io.bundle import unpack
 from .errors import UnknownEncodingError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .tokenizer import Tokenizer
+from .io.bundle import unpack
+from .tokenizer import Tokenizer
 
 _DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
@@ -41,7 +37,7 @@ ENCODINGS: dict[str, tuple[str, str, dict[str, int], "int | None"]] = {
 }
 ALIASES = {"gpt2": "r50k_base"}
 
-_cache: dict[tuple[str, str], "Tokenizer"] = {}
+_cache: dict[tuple[str, str], Tokenizer] = {}
 _lock = threading.Lock()
 
 
@@ -65,11 +61,9 @@ def bundled_ranks(bundle: str) -> dict[bytes, int]:
     return table
 
 
-def get_encoding(name: str) -> "Tokenizer":
+def get_encoding(name: str) -> Tokenizer:
     """A bundled encoding by name (``"gpt2"``/``"r50k_base"``, ``"p50k_base"``, ``"cl100k_base"``,
     ``"o200k_base"``).  Works offline: the data ships inside the package."""
-    from .tokenizer import Tokenizer
-
     if not isinstance(name, str) or ALIASES.get(name, name) not in ENCODINGS:
         raise UnknownEncodingError(name, list_encodings())
     key = (name, _backend.active().name)
@@ -83,7 +77,7 @@ def get_encoding(name: str) -> "Tokenizer":
                 special_tokens=specials,
                 name=name,
                 explicit_n_vocab=n_vocab,
+                _reduce_as=(get_encoding, (name,)),
             )
-            tok._bundled_name = name
             _cache[key] = tok
         return tok

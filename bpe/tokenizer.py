@@ -60,6 +60,7 @@ class Tokenizer:
         normalization: Optional[str] = None,
         explicit_n_vocab: Optional[int] = None,
         merges: Optional[Sequence[tuple[int, int]]] = None,
+        _reduce_as: Optional[tuple] = None,
     ):
         model = RankBPE(mergeable_ranks, merges=tuple(tuple(m) for m in merges) if merges is not None else None)
         specials = dict(special_tokens or {})
@@ -81,12 +82,15 @@ class Tokenizer:
             model=model,
             added_tokens=tuple(AddedToken(tok, tid) for tok, tid in specials.items()),
         )
-        self._setup(pipeline, name, explicit_n_vocab)
+        self._setup(pipeline, name, explicit_n_vocab, reduce_as=_reduce_as)
 
     def _setup(self, pipeline: Pipeline, name: Optional[str], explicit_n_vocab: Optional[int] = None,
-               hf_config: Optional[dict] = None) -> None:
-        """Build the core for ``pipeline`` and the plan to run it (see ``bpe.pipeline``)."""
+               hf_config: Optional[dict] = None, reduce_as: Optional[tuple] = None) -> None:
+        """Build the core for ``pipeline`` and the plan to run it (see ``bpe.pipeline``).
+        ``reduce_as``: what this tokenizer pickles as (a bundled encoding: ``(get_encoding,
+        (name,))``), when not its tables."""
         self._pipeline = pipeline
+        self._reduce_as = reduce_as
         self._name = name
         self._hf_config = dict(hf_config) if hf_config is not None else None
         added = pipeline.added_tokens
@@ -99,13 +103,12 @@ class Tokenizer:
         self._backend = _backend.active()
         added_bytes = {_added_bytes(t, pipeline): t.id for t in added}
         self._core, self._mergeable_ranks, self._rule = build_core(pipeline, self._backend.Encoder, added_bytes)
-        all_ids = [t.id for t in added] + list(self._mergeable_ranks.values())
-        if isinstance(pipeline.model, MergeBPE):
-            all_ids += list(pipeline.model.vocab.values())
-        elif pipeline.model.decode_only:
-            all_ids += list(pipeline.model.decode_only.values())
-        self._max_token_value = max(all_ids, default=-1)
-        n_ids = len(set(all_ids))
+        # every id: the model's (vocabulary, or ranks and decode-only tokens) and the added ones
+        model_ids = pipeline.model.vocab.values() if isinstance(pipeline.model, MergeBPE) else \
+            list(self._mergeable_ranks.values()) + list(pipeline.model.decode_only.values())
+        added_ids = {t.id for t in added}
+        self._max_token_value = max(max(model_ids, default=-1), max(added_ids, default=-1))
+        n_ids = len(model_ids) + len(added_ids - set(model_ids)) if added_ids else len(model_ids)
         if self._max_token_value >= 4 * n_ids + 65536:
             raise ValueError(
                 f"token ids are too sparse: the largest is {self._max_token_value:,} for {n_ids:,} tokens "
@@ -118,8 +121,6 @@ class Tokenizer:
             )
         self._explicit_n_vocab = explicit_n_vocab
         self._added_strings = {t.id: _added_text(t, pipeline) for t in added}
-        self._id_to_string = dict(pipeline.model.id_to_token) if isinstance(pipeline.model, MergeBPE) else {}
-        self._id_to_string.update(self._added_strings)
         self._plan_ = plan(pipeline, self._core)
         run = self._plan_
         self._pattern_name = run.pattern_name
@@ -133,7 +134,6 @@ class Tokenizer:
         model = pipeline.model
         self._merges = list(model.merges) if isinstance(model, RankBPE) and model.merges is not None else None
         self._recovered_merges: Optional[list[tuple[bytes, bytes]]] = None
-        self._bundled_name: Optional[str] = None
         self._training_curve: Optional[list[tuple[int, int]]] = None
         # the compiled sets for encode(text) and encode(text, allowed_special="all")
         self._default_sets = (self._core_specials(self._always, self._special_set),
@@ -284,10 +284,8 @@ class Tokenizer:
         os.replace(tmp, path)
 
     def __reduce__(self):
-        if self._bundled_name is not None:
-            from .registry import get_encoding
-
-            return (get_encoding, (self._bundled_name,))
+        if self._reduce_as is not None:
+            return self._reduce_as
         if isinstance(self._pipeline.model, MergeBPE):
             return (_rebuild_pipeline, (self._pipeline, self._name, self._hf_config))
         return (_rebuild, (self._spec(),))
@@ -759,7 +757,10 @@ class Tokenizer:
 
     def _token_string(self, token: int) -> str:
         """The vocabulary string of an id (the added token's text for an added token)."""
-        s = self._id_to_string.get(_check_id(token))
+        token_id = _check_id(token)
+        s = self._added_strings.get(token_id)
+        if s is None and isinstance(self._pipeline.model, MergeBPE):
+            s = self._pipeline.model.id_to_token.get(token_id)
         if s is None:
             raise KeyError(f"{token!r} is not a token id of this tokenizer (ids run 0..{self.max_token_value})")
         return s

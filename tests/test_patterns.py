@@ -86,3 +86,35 @@ def test_errors():
         patterns.resolve("cl100k")
     with pytest.raises(bpe.PatternError, match="invalid split regex"):
         patterns.compile_pattern("(")
+
+
+# ------------------------------------------------------------------ Oniguruma (HF) syntax
+
+ONIG_TEXTS = ["1234567 89", "a  \nb  \n", "x\nx\nx", "  \n\n  ", "abc   ", "12\n345678\n", ""]
+ONIG_PATTERNS = [r"\p{N}{1,3}+", r"\s+$", r"\s++$", r"x$", r"\s+\z", r"\s+\Z", r"^x", r"(?:ab|\d){1,2}+c?"]
+
+
+def _hf_pieces(pattern: str, text: str) -> list[str]:
+    import tokenizers
+
+    split = tokenizers.pre_tokenizers.Split(tokenizers.Regex(pattern), behavior="isolated")
+    return [p for p, _ in split.pre_tokenize_str(text)]
+
+
+@pytest.mark.parametrize("pattern", ONIG_PATTERNS)
+def test_hf_regexes_mean_what_oniguruma_means(pattern):
+    """compile_hf_regex gives Oniguruma's matches ({n,m}+ repeats, $ ends lines, \\Z, \\z)."""
+    from bpe.pre_tokenizers.split import Split
+
+    for text in ONIG_TEXTS:
+        assert Split(pattern).pre_tokenize(text) == _hf_pieces(pattern, text), (pattern, text)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base", "llama3", "qwen2"])
+def test_named_patterns_written_for_oniguruma_split_the_same(name):
+    source = patterns.NAMED_PATTERNS[name]
+    written = patterns.to_oniguruma(source)
+    assert patterns.name_of_oniguruma_source(written) == patterns.resolve(name)[0]
+    compiled = patterns.compile_pattern(source)
+    for text in ONIG_TEXTS + ["I'm 2024 km/h\r\n\n  x  ", "ünïcödé 12345 !!!\n\n"]:
+        assert patterns.split(compiled, text) == _hf_pieces(written, text), (name, text)

@@ -303,3 +303,24 @@ def test_tokenizer_config_fields(name, shared, cython_backend):
         if isinstance(cfg.get(key), str):
             ids = tok.encode(cfg[key], allowed_special="all")
             assert len(ids) == 1 and ids == hf_ids(_path(shared, name), cfg[key]), key
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_batches_on_threads_give_hfs_ids(name, shared, chunks, cython_backend, monkeypatch):
+    """encode_batch / encode_ordinary_batch on 2 threads (the GIL-free pool) equal HF's ids,
+    and the default encode_batch refuses a special token in user text (naming it)."""
+    path = _path(shared, name)
+    texts = tuple(c for n, c in chunks if n in ("multilingual.txt", "code_js.txt"))
+    theirs = [list(t) for t in _hf_corpus_ids(path, tuple(c for _, c in chunks))]
+    expected = [t for (n, _), t in zip(chunks, theirs) if n in ("multilingual.txt", "code_js.txt")]
+    tok = _load(shared, name, "cython")
+    monkeypatch.setattr(bpe.tokenizer, "_THREADS_PER_CPU_CAP", False)  # really 2 threads
+    batch = tok.encode_batch(list(texts), num_threads=2, allowed_special="all")
+    ordinary = tok.encode_ordinary_batch(list(texts), num_threads=2)
+    bad = sum(a != b for a, b in zip(batch, expected)) + sum(a != b for a, b in zip(ordinary, expected))
+    print(f"[hf files] {name}: 2-thread batches of {len(texts)} chunks, {bad} differ")
+    assert len(batch) == len(expected) and bad == 0
+    special = next(t.content for t in tokenizers.Tokenizer.from_file(path).get_added_tokens_decoder().values()
+                   if t.special)
+    with pytest.raises(bpe.DisallowedSpecialTokenError, match=special.replace("|", r"\|")):
+        tok.encode_batch(["user text", f"more {special} text"], num_threads=2)

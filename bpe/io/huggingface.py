@@ -253,13 +253,17 @@ class _Reader:
         prefix = self.get(d, "continuing_subword_prefix", w, str, None)
         raw = self.get(d, "merges", w, list, [])
         as_strings = bool(raw) and isinstance(raw[0], str)
-        try:  # the usual file: every merge well-formed, checked in one pass
-            merges = [tuple(m.split(" ")) if as_strings else (m[0], m[1]) for m in raw]
+        try:  # the usual file: every merge well-formed, checked in one pass of C-level maps
             if prefix:
                 raise KeyError
-            if any(len(m) != 2 for m in merges) or (not as_strings and any(len(m) != 2 for m in raw)):
+            pairs = list(map(str.split, raw, [" "] * len(raw))) if as_strings else raw
+            if pairs and set(map(len, pairs)) != {2}:
                 raise KeyError
-            triples = [(vocab[a], vocab[b], vocab[a + b]) for a, b in merges]
+            lefts = [m[0] for m in pairs]
+            rights = [m[1] for m in pairs]
+            get = vocab.__getitem__
+            triples = list(zip(map(get, lefts), map(get, rights), map(get, map(str.__add__, lefts, rights))))
+            merges = tuple(zip(lefts, rights))
         except (KeyError, TypeError, AttributeError, IndexError):
             merges, triples = self._merges_one_by_one(raw, vocab, prefix, w), None
         unk = self.get(d, "unk_token", w, str, None)

@@ -20,6 +20,7 @@ boundary.  This module does not split text or know special tokens.
 from __future__ import annotations
 
 import heapq
+from itertools import accumulate
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Optional
@@ -87,8 +88,18 @@ class MergeBPE:
         """Each vocabulary string -> the bytes its display characters stand for (byte-level
         strings only; others are left out)."""
         table = _DISPLAY_TO_LATIN1
+        tokens = list(self.vocab)
+        # the usual vocabulary is all display characters: one translate and one encode for all
+        # of it, cut at the tokens' lengths (a display character stands for one byte)
+        try:
+            data = "".join(tokens).translate(table).encode("latin-1")
+        except UnicodeEncodeError:
+            data = None
+        if data is not None:
+            ends = list(accumulate(map(len, tokens)))
+            return dict(zip(tokens, map(data.__getitem__, map(slice, [0] + ends[:-1], ends))))
         out = {}
-        for token in self.vocab:
+        for token in tokens:
             try:
                 out[token] = token.translate(table).encode("latin-1")
             except UnicodeEncodeError:
