@@ -30,16 +30,7 @@
 # point and on long tie-heavy pieces; the merge loop remains for ``max_rank`` encoding, for
 # tables the trie cannot index, and as the fallback if the search ever fails.
 
-cdef extern from *:
-    """
-    #if defined(_MSC_VER)
-    static int bpe_load_acquire(const int* p) { int v = *(volatile const int*)p; _ReadWriteBarrier(); return v; }
-    static void bpe_store_release(int* p, int v) { _ReadWriteBarrier(); *(volatile int*)p = v; }
-    #else
-    static int bpe_load_acquire(const int* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-    static void bpe_store_release(int* p, int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-    #endif
-    """
+cdef extern from "_c_helpers.h":
     int bpe_load_acquire(const int* p) noexcept nogil
     void bpe_store_release(int* p, int v) noexcept nogil
 

@@ -59,6 +59,45 @@ cdef extern from "Python.h":
     char* PyBytes_AS_STRING_PTR "PyBytes_AS_STRING"(PyObject* b) noexcept
     int _PyBytes_Resize(PyObject** b, Py_ssize_t n) noexcept
 
+# The raw C helpers (bpe/_c_helpers.h): word loads and hashing of short byte strings, big
+# allocations, the pair cache's atomics, prefetch, the batch's claim counter and yield; then
+# the thread-local piece caches (bpe/_piece_cache.h).
+cdef extern from "_c_helpers.h":
+    uint64_t bpe_word(const uint8_t* p, Py_ssize_t n) noexcept nogil
+    void bpe_copy16(char* dst, const uint8_t* src) noexcept nogil
+    uint64_t bpe_hash16(const uint8_t* p, Py_ssize_t n) noexcept nogil
+    bint bpe_same_tail(const uint8_t* a, const uint8_t* b, Py_ssize_t n) noexcept nogil
+    void* bpe_big_alloc(size_t size) noexcept nogil
+    enum:
+        BPE_PAIR_SLOTS
+        BPE_PAIR_NONE
+        BPE_PAIR_CACHE
+    unsigned long long* bpe_pair_slot(unsigned long long* base, unsigned long long key) noexcept nogil
+    unsigned long long bpe_pair_load(unsigned long long* p) noexcept nogil
+    void bpe_pair_store(unsigned long long* p, unsigned long long v) noexcept nogil
+    void bpe_prefetch(const void* p) noexcept nogil
+    Py_ssize_t bpe_claim(Py_ssize_t* p) noexcept nogil
+    void bpe_pause() noexcept nogil
+
+
+cdef extern from "_piece_cache.h":
+    ctypedef struct bpe_cache_entry:
+        unsigned int gen
+        int ids[3]
+        unsigned long long head
+        unsigned long long rest
+    bpe_cache_entry* bpe_piece_cache_base() noexcept nogil
+    bpe_cache_entry* bpe_cache_set(bpe_cache_entry* base, unsigned long long h) noexcept nogil
+    ctypedef struct bpe_long_entry:
+        unsigned int gen
+        unsigned char length
+        unsigned char n_ids
+        unsigned char bytes[22]
+        int ids[7]
+    bpe_long_entry* bpe_long_cache_base() noexcept nogil
+    bpe_long_entry* bpe_long_slot(bpe_long_entry* base, unsigned long long h) noexcept nogil
+
+
 import operator
 
 
@@ -125,91 +164,6 @@ cdef list _id_list(PyObject** id_objs, const tok_t* ids, Py_ssize_t k):
 # --------------------------------------------------------------------------------------------
 # Token table
 # --------------------------------------------------------------------------------------------
-
-cdef extern from *:
-    """
-    #include <stdint.h>
-    #include <string.h>
-    /* The n (1..8) bytes at p as a little-endian word, zero-padded.  On little-endian
-       machines, when an 8-byte read cannot cross into the next page, one unaligned load and
-       a mask replace the byte loop (the bytes past n are read but masked off).  Define
-       BPE_NO_OVERREAD (debug builds do) to keep the byte loop, e.g. for memory checkers. */
-    /* 16 bytes from src to dst (decoding: both have the room) */
-    static inline void bpe_copy16(char* dst, const uint8_t* src) {
-        uint64_t a, b;
-        memcpy(&a, src, 8);
-        memcpy(&b, src + 8, 8);
-        memcpy(dst, &a, 8);
-        memcpy(dst + 8, &b, 8);
-    }
-    static inline uint64_t bpe_word(const unsigned char* p, Py_ssize_t n) {
-        uint64_t w = 0;
-    #if !defined(BPE_NO_OVERREAD) && ((defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) || defined(_M_X64) || defined(_M_ARM64))
-        if (((uintptr_t)p & 4095) <= 4088) {
-            memcpy(&w, p, 8);
-            return n >= 8 ? w : w & (~(uint64_t)0 >> (64 - 8 * n));
-        }
-    #endif
-        for (Py_ssize_t k = 0; k < n && k < 8; k++)
-            w |= (uint64_t)p[k] << (8 * k);
-        return w;
-    }
-    /* whether bytes 8..n-1 of a and b agree (n > 8): one word compare up to 16 bytes */
-    static inline int bpe_same_tail(const unsigned char* a, const unsigned char* b, Py_ssize_t n) {
-        uint64_t x, y;
-        if (n <= 16) {
-            memcpy(&x, a + n - 8, 8);
-            memcpy(&y, b + n - 8, 8);
-            return x == y;
-        }
-        return memcmp(a + 8, b + 8, n - 8) == 0;
-    }
-    static const unsigned char bpe_zero8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    /* hash of 1..16 bytes: the first (up to) 8 bytes and the length, xor the last 8 bytes
-       when n > 8 (read from a zero word otherwise, so that no branch depends on n, which
-       varies at random in the merge loop), then a second multiply-xorshift round so that
-       the low bits (slot) and high bits (filter) both depend on every input bit */
-    static inline uint64_t bpe_hash16(const unsigned char* p, Py_ssize_t n) {
-        uint64_t a = bpe_word(p, n), b;
-        const unsigned char* q = n > 8 ? p + n - 8 : bpe_zero8;
-        memcpy(&b, q, 8);
-        uint64_t h = (a ^ ((uint64_t)n << 59)) * 0x9E3779B97F4A7C15ULL;
-        h ^= b * 0xff51afd7ed558ccdULL;
-        h ^= h >> 29;
-        h *= 0xbf58476d1ce4e5b9ULL;
-        h ^= h >> 32;
-        return h;
-    }
-    """
-    uint64_t bpe_word(const uint8_t* p, Py_ssize_t n) noexcept nogil
-    void bpe_copy16(char* dst, const uint8_t* src) noexcept nogil
-    uint64_t bpe_hash16(const uint8_t* p, Py_ssize_t n) noexcept nogil
-    bint bpe_same_tail(const uint8_t* a, const uint8_t* b, Py_ssize_t n) noexcept nogil
-
-
-cdef extern from *:
-    """
-    #include <stdlib.h>
-    #if defined(__linux__)
-    #  include <sys/mman.h>
-    #endif
-    /* Large tables (the token table's slots: 8 MB for o200k_base) are read at random, one
-       line per lookup; with 4 KB pages nearly every lookup also misses the TLB.  On Linux
-       they are 2 MB aligned and marked for transparent huge pages (if the system allows). */
-    static void* bpe_big_alloc(size_t size) {
-    #if defined(__linux__) && defined(MADV_HUGEPAGE)
-        if (size >= ((size_t)2 << 20)) {
-            void* p = NULL;
-            if (posix_memalign(&p, (size_t)2 << 20, size) != 0)
-                return NULL;
-            madvise(p, size, MADV_HUGEPAGE);
-            return p;
-        }
-    #endif
-        return malloc(size);
-    }
-    """
-    void* bpe_big_alloc(size_t size) noexcept nogil
 
 
 cdef uint64_t hash_bytes(const uint8_t* data, Py_ssize_t n) noexcept nogil:
@@ -424,112 +378,7 @@ cdef int tt_add(TokenTable* t, tok_t token, const uint8_t* data, Py_ssize_t n, b
 # in-process rounds with tiktoken between them (thread CPU time, 31 rounds): o200k prose
 # +4.8-5.1%; a batch of prose and code +2.9% on one thread and +2.1% on two (sharing the
 # table costs the threads nothing measurable); multilingual even.
-cdef extern from *:
-    """
-    #define BPE_PAIR_SLOTS 65536
-    #define BPE_PAIR_NONE 0x1FFFFFULL
-    #if (defined(__GNUC__) || defined(__clang__)) && defined(__GCC_ATOMIC_LLONG_LOCK_FREE) \
-        && __GCC_ATOMIC_LLONG_LOCK_FREE == 2
-    /* (where 64-bit atomics are not always lock-free, as on some 32-bit targets, GCC would
-       call libatomic, which the extension does not link: no cache there) */
-    #  define BPE_PAIR_CACHE 1
-    #  define bpe_pair_load(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-    #  define bpe_pair_store(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-    #elif defined(_MSC_VER) && (defined(_M_X64) || defined(_M_ARM64))
-    /* aligned 8-byte loads and stores are single-copy atomic on these targets */
-    #  define BPE_PAIR_CACHE 1
-    #  define bpe_pair_load(p) (*(volatile unsigned long long*)(p))
-    #  define bpe_pair_store(p, v) (*(volatile unsigned long long*)(p) = (v))
-    #else
-    #  define BPE_PAIR_CACHE 0
-    #  define bpe_pair_load(p) (*(p))
-    #  define bpe_pair_store(p, v) (*(p) = (v))
-    #endif
-    static inline unsigned long long* bpe_pair_slot(unsigned long long* base, unsigned long long key) {
-        return &base[(key * 0x9E3779B97F4A7C15ULL) >> 48];
-    }
-    """
-    enum:
-        BPE_PAIR_SLOTS
-        BPE_PAIR_NONE
-        BPE_PAIR_CACHE
-    unsigned long long* bpe_pair_slot(unsigned long long* base, unsigned long long key) noexcept nogil
-    unsigned long long bpe_pair_load(unsigned long long* p) noexcept nogil
-    void bpe_pair_store(unsigned long long* p, unsigned long long v) noexcept nogil
 
-
-cdef extern from *:
-    """
-    #if defined(_MSC_VER)
-    #  define BPE_THREAD_LOCAL __declspec(thread)
-    #else
-    #  define BPE_THREAD_LOCAL _Thread_local
-    #endif
-    /* Thread-local storage in a shared library costs a call per access (__tls_get_addr), so
-       each encode call takes the caches' addresses once and passes them down. */
-    typedef struct {
-        unsigned int gen;            /* low 32 bits of the generation; 0: empty */
-        int ids[3];
-        unsigned long long head;     /* the piece's bytes 0..7, zero-padded */
-        unsigned long long rest;     /* bytes 8..13 (bits 0..47), length (48..55), ids (56..63) */
-    } bpe_cache_entry;               /* 32 bytes: a set of two fills one cache line */
-    #define BPE_CACHE_SETS 4096
-    #if defined(_MSC_VER)
-    static BPE_THREAD_LOCAL __declspec(align(64)) bpe_cache_entry bpe_piece_cache[2 * BPE_CACHE_SETS];
-    #else
-    static BPE_THREAD_LOCAL bpe_cache_entry bpe_piece_cache[2 * BPE_CACHE_SETS] __attribute__((aligned(64)));
-    #endif
-    static bpe_cache_entry* bpe_piece_cache_base(void) { return bpe_piece_cache; }
-    static inline bpe_cache_entry* bpe_cache_set(bpe_cache_entry* base, unsigned long long h) {
-        return &base[2 * ((h >> 40) & (BPE_CACHE_SETS - 1))];
-    }
-    typedef struct {
-        unsigned int gen;            /* low 32 bits of the generation; 0: empty */
-        unsigned char length;
-        unsigned char n_ids;
-        unsigned char bytes[22];
-        int ids[7];
-    } bpe_long_entry;                /* 64 bytes */
-    #define BPE_LONG_SLOTS 1024
-    #if defined(_MSC_VER)
-    static BPE_THREAD_LOCAL __declspec(align(64)) bpe_long_entry bpe_long_cache[BPE_LONG_SLOTS];
-    #else
-    static BPE_THREAD_LOCAL bpe_long_entry bpe_long_cache[BPE_LONG_SLOTS] __attribute__((aligned(64)));
-    #endif
-    static bpe_long_entry* bpe_long_cache_base(void) { return bpe_long_cache; }
-    static inline bpe_long_entry* bpe_long_slot(bpe_long_entry* base, unsigned long long h) {
-        return &base[(h >> 20) & (BPE_LONG_SLOTS - 1)];
-    }
-    """
-    ctypedef struct bpe_cache_entry:
-        unsigned int gen
-        int ids[3]
-        unsigned long long head
-        unsigned long long rest
-    bpe_cache_entry* bpe_piece_cache_base() noexcept nogil
-    bpe_cache_entry* bpe_cache_set(bpe_cache_entry* base, unsigned long long h) noexcept nogil
-    ctypedef struct bpe_long_entry:
-        unsigned int gen
-        unsigned char length
-        unsigned char n_ids
-        unsigned char bytes[22]
-        int ids[7]
-    bpe_long_entry* bpe_long_cache_base() noexcept nogil
-    bpe_long_entry* bpe_long_slot(bpe_long_entry* base, unsigned long long h) noexcept nogil
-
-
-cdef extern from *:
-    """
-    #if defined(_MSC_VER)
-    #  include <intrin.h>
-    #  define bpe_prefetch(p) _mm_prefetch((const char*)(p), _MM_HINT_T0)
-    #elif defined(__GNUC__) || defined(__clang__)
-    #  define bpe_prefetch(p) __builtin_prefetch((p))
-    #else
-    #  define bpe_prefetch(p) ((void)(p))
-    #endif
-    """
-    void bpe_prefetch(const void* p) noexcept nogil
 
 ctypedef struct Local:
     # what the merge functions need of the calling thread: the Encoder's generation (tags
@@ -541,6 +390,7 @@ ctypedef struct Local:
     bpe_long_entry* long_pieces
     const uint64_t* sig      # Signatures.sig once built and enabled, else NULL
     Signatures* sigs         # the Encoder's (NULL: none)
+    const MergeList* ml      # the Encoder's merge list when it runs HF's rule, else NULL
 
 
 cdef inline Local _local(uint64_t gen, Signatures* sigs, unsigned long long* pairs) noexcept nogil:
@@ -551,6 +401,7 @@ cdef inline Local _local(uint64_t gen, Signatures* sigs, unsigned long long* pai
     loc.long_pieces = bpe_long_cache_base()
     loc.sig = NULL                   # set by the first piece that goes through the merge loop
     loc.sigs = sigs
+    loc.ml = NULL
     return loc
 
 
@@ -846,10 +697,11 @@ cdef inline Py_ssize_t bpe_piece_cached(const TokenTable* t, const tok_t* byte_r
         if n == 1:
             out[0] = byte_rank[p[0]]
         return n
-    r = _tt_find_hashed(t, p, n, h)
-    if r != NO_TOKEN:
-        out[0] = r
-        return 1
+    if loc.ml == NULL or loc.ml.ignore_merges:
+        r = _tt_find_hashed(t, p, n, h)
+        if r != NO_TOKEN:
+            out[0] = r
+            return 1
     cdef uint64_t head, rest
     cdef unsigned int gen = <unsigned int>loc.gen
     cdef bpe_cache_entry swap
@@ -901,7 +753,9 @@ cdef Py_ssize_t _piece_merged(const TokenTable* t, const tok_t* byte_rank, const
     # the two-way set e if it fits an entry there, else into the long entry g (either NULL:
     # the piece is too long for it)
     cdef Py_ssize_t k = NOT_ENCODED, i
-    if n > bt.min_bytes >= 0 and bt_usable(bt, t, byte_rank):
+    if loc.ml != NULL:
+        k = ml_piece(loc.ml, t, byte_rank, p, n, out)
+    elif n > bt.min_bytes >= 0 and bt_usable(bt, t, byte_rank):
         k = _bpe_backtrack(bt, t, byte_rank, p, n, out)
     if k == NOT_ENCODED:
         if loc.sig == NULL and loc.sigs != NULL:
@@ -1137,6 +991,13 @@ cdef class Encoder:
         self.gen = _new_generation()
         self.ready = True
 
+    cdef inline Local _loc(self) noexcept nogil:
+        """The calling thread's Local for encoding with this Encoder's rule."""
+        cdef Local loc = _local(self.gen, &self.sigs, self.pairs)
+        if self.ml.keys != NULL:
+            loc.ml = &self.ml
+        return loc
+
     cdef int _check_ready(self) except -1:
         if not self.ready:
             raise RuntimeError("this Encoder was not initialised; build it with Encoder(ranks, specials)")
@@ -1153,18 +1014,14 @@ cdef class Encoder:
         cdef Py_ssize_t i = 0, k = 0, m, count, c, j
         cdef Py_ssize_t bounds[SCAN_AHEAD + 1]
         cdef uint64_t hashes[SCAN_AHEAD]
-        cdef Local loc = _local(self.gen, &self.sigs, self.pairs)
+        cdef Local loc = self._loc()
         while i < n:
             count = _scan_ahead(&self.table, &loc, pid, p, n, i, bounds, hashes)
             if count < 0:
                 return count
             for c in range(count):
-                if self.ml.keys != NULL:
-                    m = ml_piece(&self.ml, &self.table, self.byte_rank, p + bounds[c], bounds[c + 1] - bounds[c],
-                                 out + k)
-                else:
-                    m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &self.cu, &loc,
-                                         p + bounds[c], bounds[c + 1] - bounds[c], hashes[c], out + k)
+                m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &self.cu, &loc,
+                                     p + bounds[c], bounds[c + 1] - bounds[c], hashes[c], out + k)
                 if m < 0:
                     return OUT_OF_MEMORY
                 if lists:
@@ -1283,7 +1140,7 @@ cdef class Encoder:
             raise MemoryError()
         try:
             with nogil:
-                loc = _local(self.gen, &self.sigs, self.pairs)
+                loc = self._loc()
                 while i < n and k >= 0:
                     count = _scan_ahead(&self.table, &loc, pid, p, n, i, bounds, hashes)
                     if count < 0:
@@ -1298,11 +1155,8 @@ cdef class Encoder:
                                 m = -1
                                 break
                             scratch = <tok_t*>grown
-                        if self.ml.keys != NULL:
-                            m = ml_piece(&self.ml, &self.table, self.byte_rank, p + bounds[c], size, scratch)
-                        else:
-                            m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &self.cu,
-                                                 &loc, p + bounds[c], size, hashes[c], scratch)
+                        m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &self.cu, &loc,
+                                             p + bounds[c], size, hashes[c], scratch)
                         if m < 0:
                             break
                         k += m
@@ -1340,16 +1194,12 @@ cdef class Encoder:
             if out == NULL:
                 raise MemoryError()
             with nogil:
-                loc = _local(self.gen, &self.sigs, self.pairs)
+                loc = self._loc()
                 for i in range(n):
-                    if self.ml.keys != NULL:
-                        m = ml_piece(&self.ml, &self.table, self.byte_rank, <const uint8_t*>ptrs[i], lens[i],
-                                     out + k)
-                    else:
-                        m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &self.cu, &loc,
-                                             <const uint8_t*>ptrs[i], lens[i],
-                                             hash_bytes(<const uint8_t*>ptrs[i], lens[i]) if lens[i] > 1 else 0,
-                                             out + k)
+                    m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &self.cu, &loc,
+                                         <const uint8_t*>ptrs[i], lens[i],
+                                         hash_bytes(<const uint8_t*>ptrs[i], lens[i]) if lens[i] > 1 else 0,
+                                         out + k)
                     if m < 0:
                         break
                     k += m
@@ -1461,8 +1311,11 @@ cdef class Encoder:
             if out == NULL:
                 raise MemoryError()
             loc = _local(self.gen, NULL, self.pairs)
-            k = bpe_piece(&self.table, self.byte_rank, self.pair2, &loc, <const uint8_t*>PyBytes_AS_STRING(piece),
-                          n, max_rank, out)
+            if max_rank < 0 and self.ml.keys != NULL:  # HF's rule (the canonical splits stay the rank rule's)
+                k = ml_piece(&self.ml, &self.table, self.byte_rank, <const uint8_t*>PyBytes_AS_STRING(piece), n, out)
+            else:
+                k = bpe_piece(&self.table, self.byte_rank, self.pair2, &loc,
+                              <const uint8_t*>PyBytes_AS_STRING(piece), n, max_rank, out)
             if k < 0:
                 raise MemoryError()
             return [out[i] for i in range(k)]
@@ -1582,36 +1435,6 @@ cdef class Encoder:
 # --------------------------------------------------------------------------------------------
 # Batch encoding on several threads
 # --------------------------------------------------------------------------------------------
-
-cdef extern from *:
-    """
-    /* Claim the next text of a batch: an atomic fetch-and-add, so that threads share the texts
-       one at a time and all finish within about one text of each other. */
-    #if defined(_MSC_VER)
-    #  include <intrin.h>
-    #  if defined(_WIN64)
-    #    define bpe_claim(p) ((Py_ssize_t)_InterlockedExchangeAdd64((volatile __int64*)(p), 1))
-    #  else
-    #    define bpe_claim(p) ((Py_ssize_t)_InterlockedExchangeAdd((volatile long*)(p), 1))
-    #  endif
-    #else
-    #  define bpe_claim(p) __atomic_fetch_add((p), (Py_ssize_t)1, __ATOMIC_RELAXED)
-    #endif
-    """
-    Py_ssize_t bpe_claim(Py_ssize_t* p) noexcept nogil
-
-
-cdef extern from *:
-    """
-    #if defined(_WIN32)
-    #  include <windows.h>
-    #  define bpe_pause() SwitchToThread()
-    #else
-    #  include <sched.h>
-    #  define bpe_pause() sched_yield()
-    #endif
-    """
-    void bpe_pause() noexcept nogil
 
 
 cdef enum:

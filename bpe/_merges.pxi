@@ -6,7 +6,9 @@
 # adjacent pairs that the merge list holds, the one listed first is merged (the leftmost
 # among equal entries, that is the same pair at several places), and so on until no
 # adjacent pair is listed.  With ``ignore_merges`` a piece that is itself a vocabulary token
-# is that token.  The pure-Python twin is ``bpe.models.bpe.MergeBPE.tokenize``.
+# is that token.  The pure-Python twin is ``bpe.models.bpe.MergeBPE.tokenize``.  Encoders in
+# this rule reach ``ml_piece`` through the piece cache (``_piece_merged``), as the rank rule
+# reaches its merge loop.
 #
 # The pairs sit in one open-addressing table keyed by (left id << 32 | right id), whose
 # value is (merge index << 32 | new id).  A piece is merged from a min-heap of
@@ -14,11 +16,7 @@
 # side of its pair changes; it is then skipped, because the pair now at that place has
 # another index (a pair's text only grows, so it spells another token).
 
-ctypedef struct MergeList:
-    uint64_t* keys           # ML_EMPTY where free
-    uint64_t* vals
-    Py_ssize_t mask          # slots - 1 (a power of two minus one); keys == NULL: not in use
-    int ignore_merges
+# (MergeList, the pair table, is declared in _core.pxd.)
 
 
 cdef enum:

@@ -78,37 +78,7 @@ cdef inline Py_ssize_t _run(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, int ma
     return i
 
 
-cdef extern from *:
-    """
-    #include <string.h>
-    #include <stdint.h>
-    /* End of the run of ASCII letters that starts at byte i of s[:n]: lower-case ones (a-z)
-       with fold 0, both cases with fold 0x20 (b | 0x20 is in a-z exactly for letters).
-       Where the machine is little-endian and has a count-trailing-zeros instruction, eight
-       bytes are classified at once: per byte of x = (b | fold) & 0x7f, bit 7 of x + 0x1f is
-       set from 'a' up and bit 7 of x + 0x05 from '{' up (no carries cross bytes), and bytes
-       >= 0x80 are masked off; the first byte without the bit ends the run.  It never reads
-       past n. */
-    static inline Py_ssize_t bpe_ascii_run(const unsigned char* s, Py_ssize_t n, Py_ssize_t i,
-                                           unsigned char fold) {
-    #if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        const uint64_t high = 0x8080808080808080ULL, low7 = 0x7f7f7f7f7f7f7f7fULL;
-        const uint64_t folds = 0x0101010101010101ULL * fold;
-        while (i + 8 <= n) {
-            uint64_t w, x, m;
-            memcpy(&w, s + i, 8);
-            x = (w | folds) & low7;
-            m = (x + 0x1f1f1f1f1f1f1f1fULL) & ~(x + 0x0505050505050505ULL) & ~w & high;
-            if (m != high)
-                return i + (__builtin_ctzll(~m & high) >> 3);
-            i += 8;
-        }
-    #endif
-        while (i < n && (s[i] | fold) >= 'a' && (s[i] | fold) <= 'z')
-            i++;
-        return i;
-    }
-    """
+cdef extern from "_c_helpers.h":
     Py_ssize_t bpe_ascii_run(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, uint8_t fold) noexcept nogil
 
 

@@ -13,6 +13,7 @@ threads; it pickles cheaply (a bundled encoding pickles as its name).
 from __future__ import annotations
 
 import array
+import gc
 import operator
 import os
 import threading
@@ -689,18 +690,26 @@ class Tokenizer:
         follow ``allowed_special``/``disallowed_special`` as in tiktoken (``encode(text,
         allowed_special="all")`` is HF's ``encode(text, add_special_tokens=False)``); other
         added tokens are always matched by ``encode``; ``encode_ordinary`` matches none."""
-        data = huggingface.read(path)
-        pipeline = Pipeline(data.normalizer, data.pre_tokenizer, data.model, tuple(data.added_tokens),
-                            data.post_processor, data.decoder)
-        if name is None:
-            json_path = huggingface.find_file(path)[0]
-            name = os.path.basename(os.path.dirname(os.path.abspath(json_path))) or None
-        tok = cls.__new__(cls)
+        # the load makes a few hundred thousand small objects, none of them in a cycle: the
+        # cyclic collector would walk them again and again (a third of the time), so it waits
+        collecting = gc.isenabled()
+        gc.disable()
         try:
-            tok._setup(pipeline, name, hf_config=data.config)
-        except (ValueError, TypeError) as exc:
-            raise TokenizerFileError(path, f"the file is well-formed but cannot be used: {exc}") from None
-        return tok
+            data = huggingface.read(path)
+            pipeline = Pipeline(data.normalizer, data.pre_tokenizer, data.model, tuple(data.added_tokens),
+                                data.post_processor, data.decoder)
+            if name is None:
+                json_path = huggingface.find_file(path)[0]
+                name = os.path.basename(os.path.dirname(os.path.abspath(json_path))) or None
+            tok = cls.__new__(cls)
+            try:
+                tok._setup(pipeline, name, hf_config=data.config)
+            except (ValueError, TypeError) as exc:
+                raise TokenizerFileError(path, f"the file is well-formed but cannot be used: {exc}") from None
+            return tok
+        finally:
+            if collecting:
+                gc.enable()
 
     @property
     def hf_config(self) -> Optional[dict]:

@@ -1,0 +1,183 @@
+/* Raw C helpers of the compiled core: word loads, hashing, big allocations, the pair cache's
+   atomics, thread-local caches, prefetch, batch claims, acquire/release flags and the ASCII
+   run of the scanner, each with its compiler and platform branches.  The Cython modules
+   declare what they use with `cdef extern from "_c_helpers.h"`; nothing here calls Python. */
+#ifndef BPE_C_HELPERS_H
+#define BPE_C_HELPERS_H
+
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- short byte strings: word loads, copies, hashing ---- */
+#include <stdint.h>
+#include <string.h>
+/* The n (1..8) bytes at p as a little-endian word, zero-padded.  On little-endian
+   machines, when an 8-byte read cannot cross into the next page, one unaligned load and
+   a mask replace the byte loop (the bytes past n are read but masked off).  Define
+   BPE_NO_OVERREAD (debug builds do) to keep the byte loop, e.g. for memory checkers. */
+/* 16 bytes from src to dst (decoding: both have the room) */
+static inline void bpe_copy16(char* dst, const uint8_t* src) {
+    uint64_t a, b;
+    memcpy(&a, src, 8);
+    memcpy(&b, src + 8, 8);
+    memcpy(dst, &a, 8);
+    memcpy(dst + 8, &b, 8);
+}
+static inline uint64_t bpe_word(const unsigned char* p, Py_ssize_t n) {
+    uint64_t w = 0;
+#if !defined(BPE_NO_OVERREAD) && ((defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) || defined(_M_X64) || defined(_M_ARM64))
+    if (((uintptr_t)p & 4095) <= 4088) {
+        memcpy(&w, p, 8);
+        return n >= 8 ? w : w & (~(uint64_t)0 >> (64 - 8 * n));
+    }
+#endif
+    for (Py_ssize_t k = 0; k < n && k < 8; k++)
+        w |= (uint64_t)p[k] << (8 * k);
+    return w;
+}
+/* whether bytes 8..n-1 of a and b agree (n > 8): one word compare up to 16 bytes */
+static inline int bpe_same_tail(const unsigned char* a, const unsigned char* b, Py_ssize_t n) {
+    uint64_t x, y;
+    if (n <= 16) {
+        memcpy(&x, a + n - 8, 8);
+        memcpy(&y, b + n - 8, 8);
+        return x == y;
+    }
+    return memcmp(a + 8, b + 8, n - 8) == 0;
+}
+static const unsigned char bpe_zero8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+/* hash of 1..16 bytes: the first (up to) 8 bytes and the length, xor the last 8 bytes
+   when n > 8 (read from a zero word otherwise, so that no branch depends on n, which
+   varies at random in the merge loop), then a second multiply-xorshift round so that
+   the low bits (slot) and high bits (filter) both depend on every input bit */
+static inline uint64_t bpe_hash16(const unsigned char* p, Py_ssize_t n) {
+    uint64_t a = bpe_word(p, n), b;
+    const unsigned char* q = n > 8 ? p + n - 8 : bpe_zero8;
+    memcpy(&b, q, 8);
+    uint64_t h = (a ^ ((uint64_t)n << 59)) * 0x9E3779B97F4A7C15ULL;
+    h ^= b * 0xff51afd7ed558ccdULL;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 32;
+    return h;
+}
+
+/* ---- big tables: 2 MB aligned, huge pages where Linux allows ---- */
+#include <stdlib.h>
+#if defined(__linux__)
+#  include <sys/mman.h>
+#endif
+/* Large tables (the token table's slots: 8 MB for o200k_base) are read at random, one
+   line per lookup; with 4 KB pages nearly every lookup also misses the TLB.  On Linux
+   they are 2 MB aligned and marked for transparent huge pages (if the system allows). */
+static inline void* bpe_big_alloc(size_t size) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (size >= ((size_t)2 << 20)) {
+        void* p = NULL;
+        if (posix_memalign(&p, (size_t)2 << 20, size) != 0)
+            return NULL;
+        madvise(p, size, MADV_HUGEPAGE);
+        return p;
+    }
+#endif
+    return malloc(size);
+}
+
+/* ---- the pair cache: one-word entries, relaxed 64-bit atomics where they are lock-free ---- */
+#define BPE_PAIR_SLOTS 65536
+#define BPE_PAIR_NONE 0x1FFFFFULL
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__GCC_ATOMIC_LLONG_LOCK_FREE) \
+    && __GCC_ATOMIC_LLONG_LOCK_FREE == 2
+/* (where 64-bit atomics are not always lock-free, as on some 32-bit targets, GCC would
+   call libatomic, which the extension does not link: no cache there) */
+#  define BPE_PAIR_CACHE 1
+#  define bpe_pair_load(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#  define bpe_pair_store(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#elif defined(_MSC_VER) && (defined(_M_X64) || defined(_M_ARM64))
+/* aligned 8-byte loads and stores are single-copy atomic on these targets */
+#  define BPE_PAIR_CACHE 1
+#  define bpe_pair_load(p) (*(volatile unsigned long long*)(p))
+#  define bpe_pair_store(p, v) (*(volatile unsigned long long*)(p) = (v))
+#else
+#  define BPE_PAIR_CACHE 0
+#  define bpe_pair_load(p) (*(p))
+#  define bpe_pair_store(p, v) (*(p) = (v))
+#endif
+static inline unsigned long long* bpe_pair_slot(unsigned long long* base, unsigned long long key) {
+    return &base[(key * 0x9E3779B97F4A7C15ULL) >> 48];
+}
+
+/* ---- prefetch ---- */
+#if defined(_MSC_VER)
+#  include <intrin.h>
+#  define bpe_prefetch(p) _mm_prefetch((const char*)(p), _MM_HINT_T0)
+#elif defined(__GNUC__) || defined(__clang__)
+#  define bpe_prefetch(p) __builtin_prefetch((p))
+#else
+#  define bpe_prefetch(p) ((void)(p))
+#endif
+
+/* ---- batches: claiming the next text, yielding the CPU ---- */
+/* Claim the next text of a batch: an atomic fetch-and-add, so that threads share the texts
+   one at a time and all finish within about one text of each other. */
+#if defined(_MSC_VER)
+#  include <intrin.h>
+#  if defined(_WIN64)
+#    define bpe_claim(p) ((Py_ssize_t)_InterlockedExchangeAdd64((volatile __int64*)(p), 1))
+#  else
+#    define bpe_claim(p) ((Py_ssize_t)_InterlockedExchangeAdd((volatile long*)(p), 1))
+#  endif
+#else
+#  define bpe_claim(p) __atomic_fetch_add((p), (Py_ssize_t)1, __ATOMIC_RELAXED)
+#endif
+
+#if defined(_WIN32)
+#  include <windows.h>
+#  define bpe_pause() SwitchToThread()
+#else
+#  include <sched.h>
+#  define bpe_pause() sched_yield()
+#endif
+
+/* ---- flags published once (acquire/release) ---- */
+#if defined(_MSC_VER)
+static inline int bpe_load_acquire(const int* p) { int v = *(volatile const int*)p; _ReadWriteBarrier(); return v; }
+static inline void bpe_store_release(int* p, int v) { _ReadWriteBarrier(); *(volatile int*)p = v; }
+#else
+static inline int bpe_load_acquire(const int* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline void bpe_store_release(int* p, int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+#endif
+
+/* ---- the scanner: runs of ASCII letters, eight bytes at a time ---- */
+#include <string.h>
+#include <stdint.h>
+/* End of the run of ASCII letters that starts at byte i of s[:n]: lower-case ones (a-z)
+   with fold 0, both cases with fold 0x20 (b | 0x20 is in a-z exactly for letters).
+   Where the machine is little-endian and has a count-trailing-zeros instruction, eight
+   bytes are classified at once: per byte of x = (b | fold) & 0x7f, bit 7 of x + 0x1f is
+   set from 'a' up and bit 7 of x + 0x05 from '{' up (no carries cross bytes), and bytes
+   >= 0x80 are masked off; the first byte without the bit ends the run.  It never reads
+   past n. */
+static inline Py_ssize_t bpe_ascii_run(const unsigned char* s, Py_ssize_t n, Py_ssize_t i,
+                                       unsigned char fold) {
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t high = 0x8080808080808080ULL, low7 = 0x7f7f7f7f7f7f7f7fULL;
+    const uint64_t folds = 0x0101010101010101ULL * fold;
+    while (i + 8 <= n) {
+        uint64_t w, x, m;
+        memcpy(&w, s + i, 8);
+        x = (w | folds) & low7;
+        m = (x + 0x1f1f1f1f1f1f1f1fULL) & ~(x + 0x0505050505050505ULL) & ~w & high;
+        if (m != high)
+            return i + (__builtin_ctzll(~m & high) >> 3);
+        i += 8;
+    }
+#endif
+    while (i < n && (s[i] | fold) >= 'a' && (s[i] | fold) <= 'z')
+        i++;
+    return i;
+}
+
+#endif /* BPE_C_HELPERS_H */
