@@ -107,6 +107,39 @@ cdef inline uint64_t _ml_pop(uint64_t* heap, Py_ssize_t* size) noexcept nogil:
     return top
 
 
+cdef Py_ssize_t _ml_short(const MergeList* ml, const tok_t* byte_rank, const uint8_t* p, Py_ssize_t n,
+                          tok_t* out) noexcept nogil:
+    """``ml_piece`` for 2 <= n <= LINEAR_MAX bytes: the parts in one array, each step scans
+    the pairs' entries for the lowest merge index (the leftmost among equals: the first
+    found) and closes the gap; O(n^2) with small constants, as tiktoken's short pieces."""
+    cdef uint64_t val[LINEAR_MAX]        # entry of the pair (i, i + 1), ML_EMPTY: not listed
+    cdef Py_ssize_t k = n, i, best_i
+    cdef uint64_t best
+    for i in range(n):
+        out[i] = byte_rank[p[i]]
+    for i in range(n - 1):
+        val[i] = ml_get(ml, out[i], out[i + 1])
+    while k > 1:
+        best = ML_EMPTY
+        best_i = -1
+        for i in range(k - 1):
+            if val[i] < best:             # the index sits in the high bits: lower value first
+                best = val[i]
+                best_i = i
+        if best_i < 0:
+            break
+        out[best_i] = <tok_t>(best & 0xFFFFFFFFULL)
+        for i in range(best_i + 1, k - 1):
+            out[i] = out[i + 1]
+            val[i] = val[i + 1]
+        k -= 1
+        if best_i > 0:
+            val[best_i - 1] = ml_get(ml, out[best_i - 1], out[best_i])
+        if best_i < k - 1:
+            val[best_i] = ml_get(ml, out[best_i], out[best_i + 1])
+    return k
+
+
 cdef Py_ssize_t ml_piece(const MergeList* ml, const TokenTable* t, const tok_t* byte_rank,
                          const uint8_t* p, Py_ssize_t n, tok_t* out) noexcept nogil:
     """Write the ids of the piece ``p[:n]`` under the merge list to ``out`` (room for n);
@@ -133,6 +166,8 @@ cdef Py_ssize_t ml_piece(const MergeList* ml, const TokenTable* t, const tok_t* 
         if whole != NO_TOKEN:
             out[0] = whole
             return 1
+    if n <= LINEAR_MAX:
+        return _ml_short(ml, byte_rank, p, n, out)
     if n > ML_STACK:
         ids = <tok_t*>malloc(n * sizeof(tok_t))
         nxt = <int32_t*>malloc(n * sizeof(int32_t))

@@ -103,8 +103,8 @@ def build_core(pipeline: Pipeline, encoder_class, added: dict) -> tuple:
                 out[data] = tid
         return out
 
-    if isinstance(model, RankBPE):
-        return encoder_class(model.ranks, with_added(model.decode_only, model.ranks)), model.ranks, "ranks"
+    if isinstance(model, RankBPE):  # (its callers check that added ids are not ranks)
+        return encoder_class(model.ranks, {**model.decode_only, **added}), model.ranks, "ranks"
     form = model.rank_form()
     if form is not None:
         ranks, decode_only, first = form

@@ -105,11 +105,16 @@ class Tokenizer:
         added_bytes = {_added_bytes(t, pipeline): t.id for t in added}
         self._core, self._mergeable_ranks, self._rule = build_core(pipeline, self._backend.Encoder, added_bytes)
         # every id: the model's (vocabulary, or ranks and decode-only tokens) and the added ones
-        model_ids = pipeline.model.vocab.values() if isinstance(pipeline.model, MergeBPE) else \
-            list(self._mergeable_ranks.values()) + list(pipeline.model.decode_only.values())
+        # (a rank table's are checked apart from its ranks when it is built, in __init__)
+        model = pipeline.model
         added_ids = {t.id for t in added}
-        self._max_token_value = max(max(model_ids, default=-1), max(added_ids, default=-1))
-        n_ids = len(model_ids) + len(added_ids - set(model_ids)) if added_ids else len(model_ids)
+        if isinstance(model, MergeBPE):
+            vocab_ids = set(model.vocab.values())
+            top, n_ids = max(vocab_ids, default=-1), len(vocab_ids | added_ids)
+        else:
+            top = max(max(model.ranks.values(), default=-1), max(model.decode_only.values(), default=-1))
+            n_ids = len(model.ranks) + len(model.decode_only) + len(added_ids)
+        self._max_token_value = max(top, max(added_ids, default=-1))
         if self._max_token_value >= 4 * n_ids + 65536:
             raise ValueError(
                 f"token ids are too sparse: the largest is {self._max_token_value:,} for {n_ids:,} tokens "
@@ -132,7 +137,6 @@ class Tokenizer:
         self._regex = None if run.on_scanner or run.pattern_source is None else \
             patterns.compile_pattern(run.pattern_source)
         self._normalization = run.unicode_form
-        model = pipeline.model
         self._merges = list(model.merges) if isinstance(model, RankBPE) and model.merges is not None else None
         self._recovered_merges: Optional[list[tuple[bytes, bytes]]] = None
         self._training_curve: Optional[list[tuple[int, int]]] = None

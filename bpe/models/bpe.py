@@ -42,7 +42,10 @@ class RankBPE:
         if not isinstance(self.ranks, dict):
             raise TypeError(f"mergeable_ranks must be a dict of bytes -> int, got {type(self.ranks).__name__}")
         object.__setattr__(self, "ranks", dict(self.ranks))  # ours: later changes to the argument do not leak in
-        for token, rank in self.ranks.items():
+        ranks = self.ranks
+        plain = set(map(type, ranks)) <= {bytes} and set(map(type, ranks.values())) <= {int} and \
+            min(ranks.values(), default=0) >= 0
+        for token, rank in ([] if plain else ranks.items()):  # the slow pass names the bad entry
             if not isinstance(token, bytes) or not isinstance(rank, int) or rank < 0:
                 raise TypeError(
                     f"mergeable_ranks must map bytes to non-negative int ranks; got {token!r}: {rank!r}"
