@@ -53,10 +53,11 @@ cdef tok_t tt_find(const TokenTable* t, const uint8_t* data, Py_ssize_t n) noexc
 cdef uint64_t hash_bytes(const uint8_t* data, Py_ssize_t n) noexcept nogil
 
 
-# Hugging Face's merge-list rule (bpe/_merges.pxi): its pair table; keys == NULL where an
+# Hugging Face's merge-list rule (bpe/_merges.pxi): its pair table; slots == NULL where an
 # encoder runs tiktoken's rank rule instead.
 ctypedef struct MergeList:
-    uint64_t* keys           # (left id << 32 | right id), ML_EMPTY where free
-    uint64_t* vals           # (merge index << 32 | new id)
+    uint64_t* slots          # 2 words a slot, so that a probe reads one line: the key
+                             # (left id << 32 | right id; ML_EMPTY where free), then the value
+                             # (merge index << 32 | new id)
     Py_ssize_t mask          # slots - 1 (slots a power of two)
     int ignore_merges        # a piece that is a token of the table is that token

@@ -918,7 +918,7 @@ cdef class Encoder:
     cdef uint64_t gen           # tags this Encoder's entries in the piece cache
     cdef PyObject** id_objs     # the int object of each id, made on first use (owned refs)
     cdef unsigned long long* pairs  # the pair cache (NULL: none), shared by all threads
-    cdef MergeList ml           # Hugging Face's merge-list rule instead of ranks (keys NULL: not used)
+    cdef MergeList ml           # Hugging Face's merge-list rule instead of ranks (slots NULL: not used)
     cdef bint ready
 
     def __cinit__(self):
@@ -994,7 +994,7 @@ cdef class Encoder:
     cdef inline Local _loc(self) noexcept nogil:
         """The calling thread's Local for encoding with this Encoder's rule."""
         cdef Local loc = _local(self.gen, &self.sigs, self.pairs)
-        if self.ml.keys != NULL:
+        if self.ml.slots != NULL:
             loc.ml = &self.ml
         return loc
 
@@ -1061,7 +1061,7 @@ cdef class Encoder:
         id triples in priority order (see bpe/_merges.pxi); ``ignore_merges``: a piece that
         is a token of the table is that token.  Called once, before any encoding."""
         self._check_ready()
-        if self.ml.keys != NULL:
+        if self.ml.slots != NULL:
             raise RuntimeError("use_merge_list is called once per Encoder")
         cdef Py_ssize_t n = len(merges), i
         cdef uint32_t* triples = <uint32_t*>malloc((3 * n + 1) * sizeof(uint32_t))
@@ -1311,7 +1311,7 @@ cdef class Encoder:
             if out == NULL:
                 raise MemoryError()
             loc = _local(self.gen, NULL, self.pairs)
-            if max_rank < 0 and self.ml.keys != NULL:  # HF's rule (the canonical splits stay the rank rule's)
+            if max_rank < 0 and self.ml.slots != NULL:  # HF's rule (the canonical splits stay the rank rule's)
                 k = ml_piece(&self.ml, &self.table, self.byte_rank, <const uint8_t*>PyBytes_AS_STRING(piece), n, out)
             else:
                 k = bpe_piece(&self.table, self.byte_rank, self.pair2, &loc,

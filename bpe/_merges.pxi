@@ -10,8 +10,8 @@
 # this rule reach ``ml_piece`` through the piece cache (``_piece_merged``), as the rank rule
 # reaches its merge loop.
 #
-# The pairs sit in one open-addressing table keyed by (left id << 32 | right id), whose
-# value is (merge index << 32 | new id).  A piece is merged from a min-heap of
+# The pairs sit in one open-addressing table (linear probing, load <= 1/2) keyed by (left id
+# << 32 | right id), whose value, beside the key, is (merge index << 32 | new id).  A piece is merged from a min-heap of
 # (merge index << 32 | position): O(n log n) for n bytes.  An entry goes stale when either
 # side of its pair changes; it is then skipped, because the pair now at that place has
 # another index (a pair's text only grows, so it spells another token).
@@ -35,9 +35,9 @@ cdef inline uint64_t ml_get(const MergeList* ml, tok_t left, tok_t right) noexce
     cdef uint64_t key = (<uint64_t>left << 32) | <uint64_t>right
     cdef Py_ssize_t i = _ml_slot(key, ml.mask)
     while True:
-        if ml.keys[i] == key:
-            return ml.vals[i]
-        if ml.keys[i] == ML_EMPTY:
+        if ml.slots[2 * i] == key:
+            return ml.slots[2 * i + 1]
+        if ml.slots[2 * i] == ML_EMPTY:
             return ML_EMPTY
         i = (i + 1) & ml.mask
 
@@ -49,28 +49,25 @@ cdef int ml_build(MergeList* ml, const uint32_t* triples, Py_ssize_t n, bint ign
     cdef uint64_t key
     while slots < 2 * n + 2:
         slots <<= 1
-    ml.keys = <uint64_t*>malloc(slots * sizeof(uint64_t))
-    ml.vals = <uint64_t*>malloc(slots * sizeof(uint64_t))
-    if ml.keys == NULL or ml.vals == NULL:
+    ml.slots = <uint64_t*>bpe_big_alloc(2 * slots * sizeof(uint64_t))
+    if ml.slots == NULL:
         raise MemoryError()
-    memset(ml.keys, 0xFF, slots * sizeof(uint64_t))
+    memset(ml.slots, 0xFF, 2 * slots * sizeof(uint64_t))
     ml.mask = slots - 1
     ml.ignore_merges = ignore_merges
     for i in range(n):
         key = (<uint64_t>triples[3 * i] << 32) | <uint64_t>triples[3 * i + 1]
         j = _ml_slot(key, ml.mask)
-        while ml.keys[j] != ML_EMPTY and ml.keys[j] != key:
+        while ml.slots[2 * j] != ML_EMPTY and ml.slots[2 * j] != key:
             j = (j + 1) & ml.mask
-        ml.keys[j] = key
-        ml.vals[j] = (<uint64_t>i << 32) | <uint64_t>triples[3 * i + 2]
+        ml.slots[2 * j] = key
+        ml.slots[2 * j + 1] = (<uint64_t>i << 32) | <uint64_t>triples[3 * i + 2]
     return 0
 
 
 cdef void ml_free(MergeList* ml) noexcept nogil:
-    free(ml.keys)
-    free(ml.vals)
-    ml.keys = NULL
-    ml.vals = NULL
+    free(ml.slots)
+    ml.slots = NULL
 
 
 cdef inline void _ml_push(uint64_t* heap, Py_ssize_t* size, uint64_t entry) noexcept nogil:

@@ -455,7 +455,7 @@ class Tokenizer:
         if type(text) is str and not add_special_tokens:  # the usual arguments, resolved already
             if disallowed_special is _ALL and (allowed_special is _NO_SPECIALS or allowed_special is _ALL):
                 core_sets = self._default_sets[allowed_special is _ALL]
-                if core_sets is not None:
+                if core_sets is not None and (self._normalization is None or self._stable(text)):
                     return self._encode_in_core(text, core_sets, False)
             elif allowed_special is _NO_SPECIALS and type(disallowed_special) is tuple and not disallowed_special \
                     and not self._always:
@@ -467,7 +467,7 @@ class Tokenizer:
 
     def _encode_checked(self, text: str, allowed_special, disallowed_special) -> list[int]:
         allowed, disallowed, core_sets = self._plan(allowed_special, disallowed_special)
-        if core_sets is not None:
+        if core_sets is not None and (self._normalization is None or self._stable(text)):
             return self._encode_in_core(text, core_sets, False)
         if self._plan_.staged:
             return self._encode_staged(text, allowed, disallowed)
@@ -496,7 +496,7 @@ class Tokenizer:
             raise TypeError(_not_str(text))
         allowed, disallowed, core_sets = self._plan(allowed_special, disallowed_special)
         out = array.array(_ID_TYPECODE)
-        if core_sets is not None:
+        if core_sets is not None and (self._normalization is None or self._stable(text)):
             out.frombytes(self._encode_in_core(text, core_sets, True))
             return out
         special.check_disallowed(text, disallowed)
@@ -520,8 +520,12 @@ class Tokenizer:
     def _encode_batch(self, texts, num_threads, allowed_special, disallowed_special) -> list[list[int]]:
         texts = _check_texts(texts)
         allowed, disallowed, core_sets = self._plan(allowed_special, disallowed_special)
-        if core_sets is not None:  # the threads find the special tokens too
-            return self._encode_plain_batch(texts, num_threads, *core_sets)
+        if core_sets is not None:
+            if self._normalization is None:  # the threads find the special tokens too
+                return self._encode_plain_batch(texts, num_threads, *core_sets)
+            normalized = [unicodedata.normalize(self._normalization, t) for t in texts]
+            if normalized == texts:  # (see _stable)
+                return self._encode_plain_batch(texts, num_threads, *core_sets, normalized=True)
         if self._plan_.staged:
             return [self._encode_staged(text, allowed, disallowed) for text in texts]
         for text in texts:
@@ -560,6 +564,14 @@ class Tokenizer:
         would only slow it down."""
         return self._encode_plain_batch(_check_texts(texts), num_threads)
 
+    def _stable(self, text: str) -> bool:
+        """Whether the normalization leaves ``text`` as it is.  Then the special tokens can be
+        found in the text itself, in the core: every stretch between them is unchanged by the
+        normalization too (a substring of a text in a normal form is in it: its compositions
+        and mark order are the text's own), which is what finding them first and normalizing
+        each stretch (HF's order) would give."""
+        return unicodedata.normalize(self._normalization, text) == text
+
     def _encode_in_core(self, text: str, core_sets: tuple, packed: bool):
         """The backend's ``encode_text`` with the compiled sets of :meth:`_core_specials`
         (two arguments, not ``*core_sets``: a starred call costs 0.1 us more)."""
@@ -584,9 +596,10 @@ class Tokenizer:
     def _core_specials(self, allowed: frozenset, disallowed: frozenset) -> Optional[tuple]:
         """``(allowed, disallowed)`` as the backend's compiled sets (None for an empty one),
         for encoding with the special tokens found by the backend's own threads; or None when
-        the text must go through Python first (a custom pattern, a normalization, or a
-        disallowed name that no text could be matched for in bytes: empty or not a ``str``)."""
-        if not self._on_scanner or self._normalization is not None or self._plan_.staged:
+        the text must go through Python first (a custom pattern, a stage-by-stage pipeline, or
+        a disallowed name that no text could be matched for in bytes: empty or not a ``str``).
+        With a normalization the callers use them only for texts it leaves as they are."""
+        if not self._on_scanner or self._plan_.staged:
             return None
         sets = []
         for names in (allowed, disallowed):
@@ -608,18 +621,18 @@ class Tokenizer:
             sets.append(compiled)
         return tuple(sets)
 
-    def _encode_plain_batch(self, texts: list[str], num_threads: int, allowed=None, disallowed=None
-                            ) -> list[list[int]]:
+    def _encode_plain_batch(self, texts: list[str], num_threads: int, allowed=None, disallowed=None,
+                            normalized: bool = False) -> list[list[int]]:
         """The texts encoded on up to ``num_threads`` threads (a custom regex: on this one);
         ``allowed`` and ``disallowed`` are compiled sets from :meth:`_core_specials` (only
-        for scanned patterns)."""
+        for scanned patterns); ``normalized``: the texts are normalized already."""
         _check_threads(num_threads)
         if not self._on_scanner or self._plan_.staged:
             # a custom regex splits with the GIL held (the regex module takes it for every
             # match it returns), so threads only fight over it: 2 threads ran at 0.5-0.7x
             # one thread's speed; these texts are encoded on the calling thread
             return [self._encode_plain(text) for text in texts]
-        if self._normalization is not None:
+        if self._normalization is not None and not normalized:
             texts = [unicodedata.normalize(self._normalization, t) for t in texts]
         try:
             batch = self._core.batch(texts, self._pattern_name, allowed, disallowed)
