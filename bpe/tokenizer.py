@@ -526,6 +526,21 @@ class Tokenizer:
             normalized = [unicodedata.normalize(self._normalization, t) for t in texts]
             if normalized == texts:  # (see _stable)
                 return self._encode_plain_batch(texts, num_threads, *core_sets, normalized=True)
+            # the texts the normalization leaves alone go to the threads; the others (each
+            # cut at its special tokens before normalizing) to the calling thread
+            stable = [i for i, (a, b) in enumerate(zip(normalized, texts)) if a == b]
+            if stable:
+                for text in texts:  # the first text with a disallowed token raises, as one batch
+                    special.check_disallowed(text, disallowed)
+                out: list = [None] * len(texts)
+                done = self._encode_plain_batch([texts[i] for i in stable], num_threads, *core_sets,
+                                                normalized=True)
+                for i, ids in zip(stable, done):
+                    out[i] = ids
+                for i, ids in enumerate(out):
+                    if ids is None:
+                        out[i] = self._encode_checked(texts[i], allowed, ())
+                return out
         if self._plan_.staged:
             return [self._encode_staged(text, allowed, disallowed) for text in texts]
         for text in texts:
