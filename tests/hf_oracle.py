@@ -335,3 +335,16 @@ WORDS = [
     "|", "[", "]", "/", "▁", "Ġ", "##", "</w>", "xyz", "yzw", "<a>", "<b>",
 ]
 SPACES = [" ", "  ", "\t", "\n", "\r\n", "\n\n", "\u00a0", "\u3000"]
+
+
+def json_edit(*keys_and_value):
+    """An edit of a tokenizer.json's data that sets ``d[k1][k2]... = value`` (integer keys
+    index lists), for the toggles and broken-file cases."""
+    *keys, value = keys_and_value
+
+    def edit(d):
+        target = d
+        for k in keys[:-1]:
+            target = target[k]
+        target[keys[-1]] = value
+    return edit

@@ -29,6 +29,7 @@ import tiktoken
 import tokenizers
 
 import bpe
+from hf_oracle import json_edit as _set
 from hf_oracle import (
     FIXTURES,
     TRICKY_TEXTS,
@@ -154,16 +155,6 @@ def test_every_fixture_uses_only_supported_components():
 
 # ------------------------------------------------------------------ toggles
 
-def _set(*keys_and_value):
-    """An edit that sets d[k1][k2]... = value (integer keys index lists)."""
-    *keys, value = keys_and_value
-
-    def edit(d):
-        target = d
-        for k in keys[:-1]:
-            target = target[k]
-        target[keys[-1]] = value
-    return edit
 
 
 def _drop_from(kind, list_key, type_name):

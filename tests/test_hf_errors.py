@@ -19,7 +19,7 @@ import tokenizers
 from tokenizers import models, pre_tokenizers
 
 import bpe
-from hf_oracle import fixture_path, spec
+from hf_oracle import fixture_path, json_edit as _set, spec
 
 BASE = "gpt2_like"
 
@@ -44,15 +44,6 @@ def _broken(edit):
     return d
 
 
-def _set(*keys_and_value):
-    *keys, value = keys_and_value
-
-    def edit(d):
-        target = d
-        for k in keys[:-1]:
-            target = target[k]
-        target[keys[-1]] = value
-    return edit
 
 
 def _merge(i, value):

@@ -125,20 +125,17 @@ class MergeBPE:
             if i == last and suffix:
                 s = s + suffix
             tid = vocab.get(s)
-            if tid is not None:
+            found = [tid] if tid is not None else None
+            if found is None and self.byte_fallback:
+                found = [vocab.get(f"<0x{b:02X}>") for b in s.encode("utf-8")]
+                if None in found:
+                    found = None
+            if found is not None:  # a known character (or its bytes) ends a run of unknowns
                 if unk is not None:
                     out.append(unk)
                     unk = None
-                out.append(tid)
+                out.extend(found)
                 continue
-            if self.byte_fallback:
-                fallback = [vocab.get(f"<0x{b:02X}>") for b in s.encode("utf-8")]
-                if None not in fallback:
-                    if unk is not None:
-                        out.append(unk)
-                        unk = None
-                    out.extend(fallback)
-                    continue
             if self.unk_token is not None:
                 unk_id = vocab[self.unk_token]
                 if unk is not None and not self.fuse_unk:
@@ -159,17 +156,22 @@ class MergeBPE:
                 return [whole]
         return merge_ids(self._symbols(word), self._pairs)
 
+    def _plain_byte_level(self) -> bool:
+        """Byte-level, every byte in the vocabulary, no subword prefix or word suffix: the
+        shape the compiled core can hold."""
+        if not self.byte_level or self.continuing_subword_prefix or self.end_of_word_suffix:
+            return False
+        return all(ch in self.vocab for ch in byte_to_char().values())
+
     def merge_form(self) -> Optional[tuple]:
         """``(tokens, decode_only, triples)`` for the compiled core's merge-list rule (bpe/
         _merges.pxi), when the model is byte-level with every byte and no prefix or suffix:
         ``tokens`` maps the bytes of each byte-level vocabulary string to its id,
         ``decode_only`` the others (bytes -> id), ``triples`` lists (left, right, new) ids
         in merge order."""
-        if not self.byte_level or self.continuing_subword_prefix or self.end_of_word_suffix:
+        if not self._plain_byte_level():
             return None
         vocab = self.vocab
-        if any(ch not in vocab for ch in byte_to_char().values()):
-            return None
         as_bytes = self._vocab_bytes
         tokens = {data: vocab[token] for token, data in as_bytes.items()}
         if len(tokens) != len(as_bytes):
@@ -187,11 +189,9 @@ class MergeBPE:
         ``ranks`` maps token bytes to id, ``first_merges`` maps each merged token's id to the
         ids of the first pair that makes it.  Whether the two rules then agree on every input
         is :func:`equivalent_ranks`'s question."""
-        if not self.byte_level or self.continuing_subword_prefix or self.end_of_word_suffix:
+        if not self._plain_byte_level():
             return None
         vocab = self.vocab
-        if any(ch not in vocab for ch in byte_to_char().values()):
-            return None
         triples = self.triples
         if len({(a, b) for a, b, _ in triples}) != len(triples):
             return None
