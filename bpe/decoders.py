@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import regex
 
+from . import normalizers
 from .byte_unicode import char_to_byte
 
 
@@ -138,22 +139,12 @@ class Strip(Decoder):
 
 
 @dataclass(frozen=True)
-class Replace(Decoder):
-    pattern: str
-    content: str
-    is_regex: bool = False
+class Replace(normalizers.Replace, Decoder):
+    """``pattern`` (a literal, or a regex when ``is_regex``) replaced with ``content`` in each
+    token: the Replace normalizer's work, on token strings."""
 
     def decode_chain(self, tokens):
-        if self.is_regex:
-            from .pre_tokenizers.patterns import compile_hf_regex
-
-            rx = compile_hf_regex(self.pattern)
-            return [rx.sub(lambda m: self.content, t) for t in tokens]
-        return [t.replace(self.pattern, self.content) if self.pattern else t for t in tokens]
-
-    def to_hf(self) -> dict:
-        key = "Regex" if self.is_regex else "String"
-        return {"type": "Replace", "pattern": {key: self.pattern}, "content": self.content}
+        return [self.normalize(t) for t in tokens]
 
 
 @dataclass(frozen=True)

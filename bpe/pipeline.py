@@ -23,6 +23,7 @@ from typing import Optional, Union
 from . import decoders, normalizers
 from .models.bpe import MergeBPE, RankBPE, equivalent_ranks
 from .pre_tokenizers import split as pre_split
+from .pre_tokenizers.patterns import NAMED_PATTERNS
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,7 +45,7 @@ class Plan:
     on_scanner: bool                  # the split runs in the core (named pattern, or no split)
     unicode_form: Optional[str]       # "NFC" etc. when the normalizer is just that
     staged: bool                      # encode stage by stage (a stage the fused path lacks)
-    model_on_core: bool               # pieces go to the core's rank-rule BPE
+    model_on_core: bool               # pieces go to the core's BPE (either rule)
     bytes_decode: bool                # decoding joins token bytes (byte-level, no other decoder)
 
 
@@ -57,32 +58,16 @@ def fused_pattern(pre) -> tuple[bool, Optional[str], Optional[str]]:
     if isinstance(pre, pre_split.Pattern):
         return True, pre.name, pre.source
     if isinstance(pre, pre_split.ByteLevel) and not pre.add_prefix_space:
-        if pre.use_regex:
-            from .pre_tokenizers.patterns import NAMED_PATTERNS
-
-            return True, "gpt2", NAMED_PATTERNS["gpt2"]
-        return True, None, None
+        return (True, "gpt2", NAMED_PATTERNS["gpt2"]) if pre.use_regex else (True, None, None)
+    if isinstance(pre, pre_split.Split) and pre.named_pattern() is not None:
+        return True, pre.named_pattern(), NAMED_PATTERNS[pre.named_pattern()]
     if isinstance(pre, pre_split.Sequence):
         stages = list(pre.pretokenizers)
-        if stages and isinstance(stages[-1], pre_split.ByteLevel) and not stages[-1].use_regex \
-                and not stages[-1].add_prefix_space:
-            stages.pop()
-        if not stages:
-            return True, None, None
-        if len(stages) == 1:
-            only = stages[0]
-            if isinstance(only, pre_split.Split) and only.named_pattern() is not None:
-                from .pre_tokenizers.patterns import NAMED_PATTERNS
-
-                name = only.named_pattern()
-                return True, name, NAMED_PATTERNS[name]
-            if isinstance(only, pre_split.ByteLevel):
-                return fused_pattern(only)
-    if isinstance(pre, pre_split.Split) and pre.named_pattern() is not None:
-        from .pre_tokenizers.patterns import NAMED_PATTERNS
-
-        name = pre.named_pattern()
-        return True, name, NAMED_PATTERNS[name]
+        last = stages[-1] if stages else None
+        if isinstance(last, pre_split.ByteLevel) and not last.use_regex and not last.add_prefix_space:
+            stages.pop()  # only the byte mapping, which the model does
+        if len(stages) <= 1:
+            return fused_pattern(stages[0] if stages else None)
     return False, None, None
 
 

@@ -127,8 +127,7 @@ class Tokenizer:
             )
         self._explicit_n_vocab = explicit_n_vocab
         self._added_strings = {t.id: _added_text(t, pipeline) for t in added}
-        self._plan_ = plan(pipeline, self._core)
-        run = self._plan_
+        self._plan = run = plan(pipeline, self._core)
         self._pattern_name = run.pattern_name
         self._pattern = run.pattern_source
         # named patterns (and no pattern) run on the backend's own scanner, which follows
@@ -389,7 +388,7 @@ class Tokenizer:
     # ---------------------------------------------------------------- encoding
 
     def _encode_plain(self, text: str) -> list[int]:
-        if self._plan_.staged:
+        if self._plan.staged:
             return self._encode_staged(text, frozenset())
         if self._normalization is not None:
             text = unicodedata.normalize(self._normalization, text)
@@ -401,7 +400,7 @@ class Tokenizer:
             return self._encode_plain(training.repair_surrogates(text))
 
     def _count_plain(self, text: str, limit: int) -> int:
-        if self._plan_.staged:
+        if self._plan.staged:
             n = len(self._encode_staged(text, frozenset()))
             return -1 if 0 <= limit < n else n
         if self._normalization is not None:
@@ -466,10 +465,10 @@ class Tokenizer:
         return self._post_process(ids) if add_special_tokens else ids
 
     def _encode_checked(self, text: str, allowed_special, disallowed_special) -> list[int]:
-        allowed, disallowed, core_sets = self._plan(allowed_special, disallowed_special)
+        allowed, disallowed, core_sets = self._resolve_specials(allowed_special, disallowed_special)
         if core_sets is not None and (self._normalization is None or self._stable(text)):
             return self._encode_in_core(text, core_sets, False)
-        if self._plan_.staged:
+        if self._plan.staged:
             return self._encode_staged(text, allowed, disallowed)
         special.check_disallowed(text, disallowed)
         if not allowed:
@@ -494,7 +493,7 @@ class Tokenizer:
         protocol, so ``numpy.frombuffer(a, dtype=numpy.uint32)`` views it without a copy)."""
         if not isinstance(text, str):
             raise TypeError(_not_str(text))
-        allowed, disallowed, core_sets = self._plan(allowed_special, disallowed_special)
+        allowed, disallowed, core_sets = self._resolve_specials(allowed_special, disallowed_special)
         out = array.array(_ID_TYPECODE)
         if core_sets is not None and (self._normalization is None or self._stable(text)):
             out.frombytes(self._encode_in_core(text, core_sets, True))
@@ -519,16 +518,15 @@ class Tokenizer:
 
     def _encode_batch(self, texts, num_threads, allowed_special, disallowed_special) -> list[list[int]]:
         texts = _check_texts(texts)
-        allowed, disallowed, core_sets = self._plan(allowed_special, disallowed_special)
+        allowed, disallowed, core_sets = self._resolve_specials(allowed_special, disallowed_special)
         if core_sets is not None:
             if self._normalization is None:  # the threads find the special tokens too
                 return self._encode_plain_batch(texts, num_threads, *core_sets)
-            normalized = [unicodedata.normalize(self._normalization, t) for t in texts]
-            if normalized == texts:  # (see _stable)
+            # the texts the normalization leaves alone (see _stable) go to the threads; the
+            # others (each cut at its special tokens before normalizing) to the calling thread
+            stable = [i for i, t in enumerate(texts) if unicodedata.normalize(self._normalization, t) == t]
+            if len(stable) == len(texts):
                 return self._encode_plain_batch(texts, num_threads, *core_sets, normalized=True)
-            # the texts the normalization leaves alone go to the threads; the others (each
-            # cut at its special tokens before normalizing) to the calling thread
-            stable = [i for i, (a, b) in enumerate(zip(normalized, texts)) if a == b]
             if stable:
                 for text in texts:  # the first text with a disallowed token raises, as one batch
                     special.check_disallowed(text, disallowed)
@@ -541,7 +539,7 @@ class Tokenizer:
                     if ids is None:
                         out[i] = self._encode_checked(texts[i], allowed, ())
                 return out
-        if self._plan_.staged:
+        if self._plan.staged:
             return [self._encode_staged(text, allowed, disallowed) for text in texts]
         for text in texts:
             special.check_disallowed(text, disallowed)
@@ -596,7 +594,7 @@ class Tokenizer:
             return self._core.encode_text(training.repair_surrogates(text), self._pattern_name, packed,
                                           core_sets[0], core_sets[1])
 
-    def _plan(self, allowed_special, disallowed_special) -> tuple:
+    def _resolve_specials(self, allowed_special, disallowed_special) -> tuple:
         """``(allowed, disallowed, core_sets)``: the resolved sets (see ``special.resolve``)
         and :meth:`_core_specials` of them; the default arguments come precomputed."""
         if disallowed_special is _ALL:
@@ -614,7 +612,7 @@ class Tokenizer:
         the text must go through Python first (a custom pattern, a stage-by-stage pipeline, or
         a disallowed name that no text could be matched for in bytes: empty or not a ``str``).
         With a normalization the callers use them only for texts it leaves as they are."""
-        if not self._on_scanner or self._plan_.staged:
+        if not self._on_scanner or self._plan.staged:
             return None
         sets = []
         for names in (allowed, disallowed):
@@ -642,7 +640,7 @@ class Tokenizer:
         ``allowed`` and ``disallowed`` are compiled sets from :meth:`_core_specials` (only
         for scanned patterns); ``normalized``: the texts are normalized already."""
         _check_threads(num_threads)
-        if not self._on_scanner or self._plan_.staged:
+        if not self._on_scanner or self._plan.staged:
             # a custom regex splits with the GIL held (the regex module takes it for every
             # match it returns), so threads only fight over it: 2 threads ran at 0.5-0.7x
             # one thread's speed; these texts are encoded on the calling thread
@@ -702,7 +700,7 @@ class Tokenizer:
         return ids
 
     def _model_ids(self, pieces: list[str]) -> list[int]:
-        if self._plan_.model_on_core:
+        if self._plan.model_on_core:
             return self._core.encode_pieces(pieces)
         tokenize = self._pipeline.model.tokenize
         return [i for piece in pieces for i in tokenize(piece)]
@@ -768,23 +766,18 @@ class Tokenizer:
         vocab = {display(token): rank for token, rank in model.ranks.items()}
         for t in pipeline.added_tokens:  # HF keeps an added token's id only when the vocab has it
             vocab.setdefault(t.content, t.id)
-        merges = [[display(a), display(b)] for a, b in self._canonical_merges()]
-        hf_model = {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
-                    "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
-                    "ignore_merges": True, "vocab": dict(sorted(vocab.items(), key=lambda kv: kv[1])),
-                    "merges": merges}
-        pre = pipeline.pre_tokenizer
+        merges = tuple((display(a), display(b)) for a, b in self._canonical_merges())
+        as_merge_list = MergeBPE(vocab=vocab, merges=merges, ignore_merges=True)
         huggingface.write_json(
-            path, model=hf_model, normalizer=_to_hf(pipeline.normalizer),
-            pre_tokenizer=pre.to_hf() if pre is not None else None, post_processor=None,
-            decoder={"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
-            added_tokens=added)
+            path, model=huggingface.model_to_hf(as_merge_list), normalizer=_to_hf(pipeline.normalizer),
+            pre_tokenizer=_to_hf(pipeline.pre_tokenizer), post_processor=None,
+            decoder=decoders.ByteLevel().to_hf(), added_tokens=added)
 
     # ---------------------------------------------------------------- decoding
 
     def decode_bytes(self, tokens: Iterable[int]) -> bytes:
         """The bytes of ``tokens`` joined; ``KeyError`` for an id not in the vocabulary."""
-        if not self._plan_.bytes_decode:
+        if not self._plan.bytes_decode:
             return b"".join([self.decode_single_token_bytes(t) for t in list(tokens)])
         return self._core.decode_bytes(tokens)
 
@@ -792,7 +785,7 @@ class Tokenizer:
         """Decode to text; bytes that are not valid UTF-8 follow ``errors`` (default U+FFFD).
         A pipeline with another decoder than byte-level (Metaspace, ByteFallback, ...) runs
         it on the tokens' strings, as Hugging Face does."""
-        if not self._plan_.bytes_decode:
+        if not self._plan.bytes_decode:
             return self._decode_staged(tokens)
         return self._core.decode_bytes(tokens).decode("utf-8", errors=errors)
 
@@ -815,7 +808,7 @@ class Tokenizer:
 
     def decode_single_token_bytes(self, token: int) -> bytes:
         """The bytes of one token; ``KeyError`` for an id not in the vocabulary."""
-        if not self._plan_.bytes_decode:
+        if not self._plan.bytes_decode:
             token_id = _check_id(token)
             if token_id in self._added_strings:
                 return self._added_strings[token_id].encode("utf-8")
@@ -835,7 +828,7 @@ class Tokenizer:
         decoding runs on the calling thread: it needs the GIL throughout (building the
         strings), so threads only slowed it down (8 threads: half the speed of one)."""
         _check_threads(num_threads)
-        if not self._plan_.bytes_decode:
+        if not self._plan.bytes_decode:
             return [self.decode(ids, errors=errors) for ids in batch]
         decode_bytes = self._core.decode_bytes
         return [decode_bytes(ids).decode("utf-8", errors=errors) for ids in batch]
@@ -843,7 +836,7 @@ class Tokenizer:
     def decode_bytes_batch(self, batch: Sequence[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:
         """:meth:`decode_bytes` of each id sequence (on the calling thread, as :meth:`decode_batch`)."""
         _check_threads(num_threads)
-        decode_bytes = self.decode_bytes if not self._plan_.bytes_decode else self._core.decode_bytes
+        decode_bytes = self.decode_bytes if not self._plan.bytes_decode else self._core.decode_bytes
         return [decode_bytes(ids) for ids in batch]
 
 
@@ -875,12 +868,9 @@ def _to_hf(stage) -> Optional[dict]:
 def _added_bytes(token: AddedToken, pipeline: Pipeline) -> bytes:
     """What an added token decodes to: HF's ByteLevel decoder reads a token whose every
     character is a GPT-2 display character as those bytes, any other as its UTF-8."""
-    table = byte_unicode.char_to_byte()
-    decoder = pipeline.decoder
     text = _added_text(token, pipeline)
-    if isinstance(pipeline.model, MergeBPE) and isinstance(decoder, decoders.ByteLevel) \
-            and all(c in table for c in text):
-        return bytes([table[c] for c in text])
+    if isinstance(pipeline.model, MergeBPE) and isinstance(pipeline.decoder, decoders.ByteLevel):
+        return pipeline.model.token_bytes(text)
     return text.encode("utf-8")
 
 

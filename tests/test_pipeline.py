@@ -24,7 +24,7 @@ EXPECTED = {
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_plan_of_fixtures(backend, name):
     tok = bpe.Tokenizer.from_hf(fixture_path(name))
-    run = tok._plan_
+    run = tok._plan
     staged, pattern, form = EXPECTED[name]
     assert run.staged == staged
     if not staged or pattern is not None:
@@ -34,8 +34,8 @@ def test_plan_of_fixtures(backend, name):
 
 def test_tiktoken_style_tokenizers_are_fused(backend):
     enc = bpe.get_encoding("cl100k_base")
-    assert not enc._plan_.staged and enc._plan_.on_scanner and enc._plan_.model_on_core
+    assert not enc._plan.staged and enc._plan.on_scanner and enc._plan.model_on_core
     custom = bpe.Tokenizer(enc.mergeable_ranks, pattern=r"\w+|\s+|[^\w\s]+")
-    assert not custom._plan_.on_scanner and not custom._plan_.staged  # the regex path, model on core
+    assert not custom._plan.on_scanner and not custom._plan.staged  # the regex path, model on core
     nfc = bpe.Tokenizer(enc.mergeable_ranks, pattern="cl100k_base", normalization="NFKC")
-    assert nfc._plan_.unicode_form == "NFKC" and not nfc._plan_.staged
+    assert nfc._plan.unicode_form == "NFKC" and not nfc._plan.staged

@@ -57,13 +57,13 @@ class _Reader:
             raise self.fail(where, f"expected an object, got {_kind(value)}")
         return value
 
-    def get(self, d: dict, key: str, where: str, types, default=..., allow_none=False):
+    def get(self, d: dict, key: str, where: str, types, default=...):
         if key not in d:
             if default is ...:
                 raise self.fail(where, f"the key {key!r} is missing")
             return default
         value = d[key]
-        if value is None and (allow_none or default is None):
+        if value is None and default is None:
             return None
         if not isinstance(value, types) or (isinstance(value, bool) and bool not in _as_tuple(types)):
             raise self.fail(f"{where}.{key}", f"expected {_names(types)}, got {_kind(value)}")
