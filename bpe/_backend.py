@@ -16,14 +16,19 @@ from . import _reference
 try:
     from . import _core, _train
 
-    COMPILED = SimpleNamespace(name="cython", Encoder=_core.Encoder, train_merges=_train.train_merges,
+    COMPILED = SimpleNamespace(name="cython", Encoder=_core.Encoder, byte_level_form=_core.byte_level_form,
+                               json_model_spans=_core.json_model_spans,
+                               byte_level_form_json=_core.byte_level_form_json,
+                               train_merges=_train.train_merges,
                                Trainer=_train.Trainer, PieceCounter=_train.PieceCounter)
     COMPILED_IMPORT_ERROR = None
 except ImportError as exc:  # the extension was not built
     COMPILED = None
     COMPILED_IMPORT_ERROR = exc
 
-PURE = SimpleNamespace(name="python", Encoder=_reference.Encoder, train_merges=_reference.train_merges,
+PURE = SimpleNamespace(name="python", Encoder=_reference.Encoder, byte_level_form=None, json_model_spans=None,
+                       byte_level_form_json=None,
+                       train_merges=_reference.train_merges,
                        Trainer=_reference.Trainer)
 
 _active = PURE if (COMPILED is None or os.environ.get("BPE_PURE_PYTHON") == "1") else COMPILED

@@ -30,10 +30,6 @@
 # point and on long tie-heavy pieces; the merge loop remains for ``max_rank`` encoding, for
 # tables the trie cannot index, and as the fallback if the search ever fails.
 
-cdef extern from "_c_helpers.h":
-    int bpe_load_acquire(const int* p) noexcept nogil
-    void bpe_store_release(int* p, int v) noexcept nogil
-
 cdef enum:
     BT_UNBUILT = 0
     BT_READY = 1

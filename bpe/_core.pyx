@@ -38,7 +38,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_FromLong
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
@@ -58,6 +58,13 @@ cdef extern from "Python.h":
     PyObject* PyBytes_FromStringAndSize_PTR "PyBytes_FromStringAndSize"(const char* s, Py_ssize_t n) noexcept
     char* PyBytes_AS_STRING_PTR "PyBytes_AS_STRING"(PyObject* b) noexcept
     int _PyBytes_Resize(PyObject** b, Py_ssize_t n) noexcept
+    # for reading a vocabulary (bpe/_vocab_form.pxi): dict items and str characters in place
+    bint PyDict_Next(object d, Py_ssize_t* pos, PyObject** key, PyObject** value) noexcept
+    bint PyUnicode_CheckExact_PTR "PyUnicode_CheckExact"(PyObject* o) noexcept
+    Py_ssize_t PyUnicode_GET_LENGTH_PTR "PyUnicode_GET_LENGTH"(PyObject* o) noexcept
+    int PyUnicode_KIND_PTR "PyUnicode_KIND"(PyObject* o) noexcept
+    const void* PyUnicode_DATA_PTR "PyUnicode_DATA"(PyObject* o) noexcept
+    Py_UCS4 PyUnicode_READ_PTR "PyUnicode_READ"(int kind, const void* data, Py_ssize_t i) noexcept
 
 # The raw C helpers (bpe/_c_helpers.h): word loads and hashing of short byte strings, big
 # allocations, the pair cache's atomics, prefetch, the batch's claim counter and yield; then
@@ -78,6 +85,8 @@ cdef extern from "_c_helpers.h":
     void bpe_prefetch(const void* p) noexcept nogil
     Py_ssize_t bpe_claim(Py_ssize_t* p) noexcept nogil
     void bpe_pause() noexcept nogil
+    int bpe_load_acquire(const int* p) noexcept nogil          # the lazily built tables' states
+    void bpe_store_release(int* p, int v) noexcept nogil
 
 
 cdef extern from "_piece_cache.h":
@@ -121,16 +130,6 @@ cdef int _check_status(Py_ssize_t status) except -1:
     return 0
 
 
-cdef int _raise_disallowed(list texts, Specials disallowed) except -1:
-    """Raise for the first of ``texts`` that holds a token of ``disallowed``, naming the token
-    as bpe.special.check_disallowed does (the leftmost occurrence, the longest there)."""
-    for text in texts:
-        found = disallowed.find(text)
-        if found is not None:
-            raise DisallowedSpecialTokenError(found[1])
-    raise RuntimeError("bpe: a disallowed special token was reported but not found again")
-
-
 cdef enum:
     ID_AHEAD = 8     # _id_list's prefetch distance (4 to 32 measured alike)
 
@@ -162,198 +161,18 @@ cdef list _id_list(PyObject** id_objs, const tok_t* ids, Py_ssize_t k):
 
 
 # --------------------------------------------------------------------------------------------
-# Token table
+# The parts, each using only what stands above it
 # --------------------------------------------------------------------------------------------
 
-
-cdef uint64_t hash_bytes(const uint8_t* data, Py_ssize_t n) noexcept nogil:
-    # Byte strings of up to 16 bytes (most lookups) hash without branches on the length: the
-    # first (up to) 8 bytes and, past 8, the last 8; longer ones eight bytes at a time (a
-    # multiply-xorshift mix per word), then a final avalanche so that the low bits (the slot
-    # index) are well mixed.  Values differ between little- and big-endian
-    # machines, which is fine: tables are built in-process.
-    if n <= 16:
-        return bpe_hash16(data, n)
-    cdef uint64_t h = 0x9E3779B97F4A7C15ULL ^ (<uint64_t>n * 0xff51afd7ed558ccdULL)
-    cdef uint64_t w
-    while n >= 8:
-        memcpy(&w, data, 8)
-        h = (h ^ w) * 0x9E3779B97F4A7C15ULL
-        h ^= h >> 29
-        data += 8
-        n -= 8
-    if n > 0:
-        w = bpe_word(data, n)
-        h = (h ^ w) * 0x9E3779B97F4A7C15ULL
-        h ^= h >> 29
-    h ^= h >> 32
-    h *= 0xd6e8feb86659fd93ULL
-    h ^= h >> 32
-    return h
+include "_token_table.pxi"   # token bytes <-> id: the TokenTable of _core.pxd
+include "_vocab_form.pxi"    # a tokenizer.json vocabulary and merge list read into a table
+include "_specials.pxi"      # finding special-token text in UTF-8
+include "_backtrack.pxi"     # the backtracking encoder, for pieces over 256 bytes
+include "_charunits.pxi"     # whole-character units for the merge loop
+include "_signatures.pxi"    # pair signatures, which let the merge loop skip most pairs
+include "_merges.pxi"        # Hugging Face's merge-list rule
 
 
-cdef int _no_memory() except -1 nogil:
-    with gil:
-        raise MemoryError("bpe: out of memory while building the token table")
-
-
-cdef int tt_init(TokenTable* t) except -1 nogil:
-    t.blob_len = 0
-    t.blob_cap = 1024
-    t.n_ids = 0
-    t.id_cap = 512
-    t.n_keys = 0
-    t.n_slots = 1024
-    t.blob = <uint8_t*>malloc(t.blob_cap)
-    t.off = <Py_ssize_t*>malloc(t.id_cap * sizeof(Py_ssize_t))
-    t.length = <int32_t*>malloc(t.id_cap * sizeof(int32_t))
-    t.slots = <Slot*>malloc(t.n_slots * sizeof(Slot))
-    t.filter = <uint64_t*>calloc(FILTER_WORDS, sizeof(uint64_t))
-    if t.blob == NULL or t.off == NULL or t.length == NULL or t.slots == NULL or t.filter == NULL:
-        tt_free(t)
-        return _no_memory()
-    cdef Py_ssize_t i
-    for i in range(t.id_cap):
-        t.length[i] = -1
-    for i in range(t.n_slots):
-        t.slots[i].token = NO_TOKEN
-    return 0
-
-
-cdef void tt_free(TokenTable* t) noexcept nogil:
-    free(t.blob)
-    free(t.off)
-    free(t.length)
-    free(t.slots)
-    free(t.filter)
-    t.filter = NULL
-    t.blob = NULL
-    t.off = NULL
-    t.length = NULL
-    t.slots = NULL
-    t.n_ids = 0
-    t.n_keys = 0
-
-
-cdef inline uint64_t _head(const uint8_t* data, Py_ssize_t n) noexcept nogil:
-    # the first (up to) eight bytes, zero-padded: stored in the slot so that short tokens are
-    # compared without touching the blob
-    return bpe_word(data, n) if n > 0 else 0
-
-
-cdef tok_t tt_find(const TokenTable* t, const uint8_t* data, Py_ssize_t n) noexcept nogil:
-    return _tt_find_hashed(t, data, n, hash_bytes(data, n))
-
-
-cdef inline tok_t _tt_find_hashed(const TokenTable* t, const uint8_t* data, Py_ssize_t n,
-                                  uint64_t h) noexcept nogil:
-    cdef uint64_t bit = h >> 42
-    if not ((t.filter[bit >> 6] >> (bit & 63)) & 1):
-        return NO_TOKEN
-    cdef uint64_t head = _head(data, n)
-    cdef Py_ssize_t mask = t.n_slots - 1
-    cdef Py_ssize_t i = <Py_ssize_t>(h & <uint64_t>mask)
-    cdef uint32_t want = <uint32_t>n if n < 255 else 255
-    cdef Py_ssize_t o
-    cdef const Slot* slot
-    while True:
-        slot = &t.slots[i]
-        if slot.token == NO_TOKEN:
-            return NO_TOKEN
-        if slot.head == head and (slot.lenoff & 0xFF) == want:
-            if n <= 8:
-                return slot.token
-            o = slot.lenoff >> 8
-            if o == SLOT_FAR or want == 255:
-                o = t.off[slot.token] if t.length[slot.token] == n else -1
-            if o >= 0 and bpe_same_tail(t.blob + o, data, n):
-                return slot.token
-        i = (i + 1) & mask
-
-
-cdef void _tt_place(Slot* slots, Py_ssize_t mask, const uint8_t* blob, Py_ssize_t off, Py_ssize_t n,
-                    tok_t token) noexcept nogil:
-    # token's bytes are blob[off:off + n]
-    cdef const uint8_t* data = blob + off
-    cdef Py_ssize_t i = <Py_ssize_t>(hash_bytes(data, n) & <uint64_t>mask)
-    while slots[i].token != NO_TOKEN:
-        i = (i + 1) & mask
-    slots[i].token = token
-    slots[i].lenoff = (<uint32_t>n if n < 255 else 255) | (<uint32_t>(off if off < SLOT_FAR else SLOT_FAR) << 8)
-    slots[i].head = _head(data, n)
-
-
-cdef int _tt_rehash(TokenTable* t, Py_ssize_t n_slots) except -1 nogil:
-    cdef Slot* slots = <Slot*>bpe_big_alloc(n_slots * sizeof(Slot))
-    if slots == NULL:
-        return _no_memory()
-    cdef Py_ssize_t i
-    cdef tok_t token
-    for i in range(n_slots):
-        slots[i].token = NO_TOKEN
-    for i in range(t.n_slots):
-        token = t.slots[i].token
-        if token != NO_TOKEN:
-            _tt_place(slots, n_slots - 1, t.blob, t.off[token], t.length[token], token)
-    free(t.slots)
-    t.slots = slots
-    t.n_slots = n_slots
-    return 0
-
-
-cdef int tt_add(TokenTable* t, tok_t token, const uint8_t* data, Py_ssize_t n, bint hashed) except -1 nogil:
-    """Give id ``token`` the bytes ``data[:n]``; with ``hashed`` it can also be looked up."""
-    cdef Py_ssize_t cap, i
-    cdef void* p
-    if token < 0:
-        with gil:
-            raise ValueError(f"token ids must be non-negative, got {token}")
-    if token >= t.id_cap:
-        cap = t.id_cap
-        while cap <= token:
-            cap *= 2
-        p = realloc(t.off, cap * sizeof(Py_ssize_t))
-        if p == NULL:
-            return _no_memory()
-        t.off = <Py_ssize_t*>p
-        p = realloc(t.length, cap * sizeof(int32_t))
-        if p == NULL:
-            return _no_memory()
-        t.length = <int32_t*>p
-        for i in range(t.id_cap, cap):
-            t.length[i] = -1
-        t.id_cap = cap
-    if t.length[token] >= 0:
-        with gil:
-            raise ValueError(f"token id {token} is given twice")
-    if t.blob_len + n > t.blob_cap:
-        cap = t.blob_cap
-        while cap < t.blob_len + n:
-            cap *= 2
-        p = realloc(t.blob, cap)
-        if p == NULL:
-            return _no_memory()
-        t.blob = <uint8_t*>p
-        t.blob_cap = cap
-    memcpy(t.blob + t.blob_len, data, n)
-    t.off[token] = t.blob_len
-    t.length[token] = <int32_t>n
-    t.blob_len += n
-    if token >= t.n_ids:
-        t.n_ids = token + 1
-    if not hashed:
-        return 0
-    if tt_find(t, data, n) != NO_TOKEN:
-        t.length[token] = -1
-        with gil:
-            raise ValueError(f"the bytes of token id {token} are already the bytes of another token")
-    if 2 * (t.n_keys + 1) > t.n_slots:
-        _tt_rehash(t, t.n_slots * 2)
-    _tt_place(t.slots, t.n_slots - 1, t.blob, t.off[token], n, token)
-    cdef uint64_t bit = hash_bytes(data, n) >> 42
-    t.filter[bit >> 6] |= (<uint64_t>1) << (bit & 63)
-    t.n_keys += 1
-    return 0
 
 
 # --------------------------------------------------------------------------------------------
@@ -378,6 +197,18 @@ cdef int tt_add(TokenTable* t, tok_t token, const uint8_t* data, Py_ssize_t n, b
 # in-process rounds with tiktoken between them (thread CPU time, 31 rounds): o200k prose
 # +4.8-5.1%; a batch of prose and code +2.9% on one thread and +2.1% on two (sharing the
 # table costs the threads nothing measurable); multilingual even.
+
+
+ctypedef struct Tables:
+    # what encoding a piece reads: the token table, the ids of the single bytes and of the
+    # two-byte tokens, and the accelerators built on first use (each in its include above)
+    TokenTable table
+    tok_t byte_rank[256]
+    tok_t* pair2             # rank of each two-byte token (NO_RANK if none), 65536 entries
+    Backtrack bt             # the backtracking encoder
+    CharUnits cu             # whole-character units
+    Signatures sigs          # pair signatures
+    MergeList ml             # Hugging Face's merge-list rule instead of ranks (slots NULL: not used)
 
 
 ctypedef struct Local:
@@ -438,22 +269,22 @@ cdef inline tok_t _pair2(const tok_t* pair2, const uint8_t* p, Py_ssize_t i, tok
     return r if r < limit else NO_RANK
 
 
-cdef inline tok_t _first_rank(const TokenTable* t, const tok_t* pair2, const uint8_t* p,
-                              const int32_t* off, const tok_t* tok, Py_ssize_t i, tok_t limit,
-                              Local* loc) noexcept nogil:
+cdef inline tok_t _first_rank(const Tables* tb, const uint8_t* p, const int32_t* off, const tok_t* tok,
+                              Py_ssize_t i, tok_t limit, Local* loc) noexcept nogil:
     # rank of units i and i + 1 merged: two single bytes come from the direct table
     if off[i + 2] - off[i] == 2:
-        return _pair2(pair2, p, off[i], limit)
-    return _merged_rank(t, p, off[i], off[i + 2], tok[i], tok[i + 1], limit, loc)
+        return _pair2(tb.pair2, p, off[i], limit)
+    return _merged_rank(&tb.table, p, off[i], off[i + 2], tok[i], tok[i + 1], limit, loc)
 
 
-cdef Py_ssize_t _bpe_short(const TokenTable* t, const tok_t* pair2, const uint8_t* p, Py_ssize_t n,
-                           const int32_t* off, tok_t limit, Local* loc, tok_t* out) noexcept nogil:
+cdef Py_ssize_t _bpe_short(const Tables* tb, const uint8_t* p, Py_ssize_t n, const int32_t* off,
+                           tok_t limit, Local* loc, tok_t* out) noexcept nogil:
     # Linear scan (n <= LINEAR_MAX units; unit i is p[off[i]:off[i+1]] with id out[i] on
     # entry).  Parts stay at the index of their first unit, linked by nxt/prv; key[i] = (rank
     # of part i merged with the next part) << 32 | i, with NO_RANK for "no merge" (and for
     # indices that no longer start a part), so one branch-free minimum over the n keys finds
     # the lowest rank, leftmost among equals, and no array is ever shifted.
+    cdef const TokenTable* t = &tb.table
     cdef uint64_t key[LINEAR_MAX]
     cdef int32_t nxt[LINEAR_MAX]
     cdef int32_t prv[LINEAR_MAX]
@@ -464,7 +295,7 @@ cdef Py_ssize_t _bpe_short(const TokenTable* t, const tok_t* pair2, const uint8_
         nxt[i] = <int32_t>(i + 1)
         prv[i] = <int32_t>(i - 1)
     for i in range(n - 1):
-        key[i] = (<uint64_t>_first_rank(t, pair2, p, off, out, i, limit, loc) << 32) | <uint64_t>i
+        key[i] = (<uint64_t>_first_rank(tb, p, off, out, i, limit, loc) << 32) | <uint64_t>i
     key[n - 1] = none | <uint64_t>(n - 1)
     while True:
         best = key[0]
@@ -556,8 +387,8 @@ cdef inline Candidate _cand_pop(Candidate* heap, Py_ssize_t* size) noexcept nogi
     return top
 
 
-cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* pair2, const uint8_t* p, Py_ssize_t n,
-                          const int32_t* off, tok_t limit, Local* loc, tok_t* out) noexcept nogil:
+cdef Py_ssize_t _bpe_long(const Tables* tb, const uint8_t* p, Py_ssize_t n, const int32_t* off,
+                          tok_t limit, Local* loc, tok_t* out) noexcept nogil:
     # Heap version for long pieces, O(n log n), same result as _bpe_short (and the same
     # units: n of them, unit i is p[off[i]:off[i+1]] with id out[i] on entry).  Parts form a
     # linked list over the indices of their first units: nxt[i] is the first unit of the part
@@ -566,6 +397,7 @@ cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* pair2, const uint8_t
     # nxt[right] == end, i.e. both parts are unchanged since it was pushed; stale candidates
     # are skipped when popped.  Up to STACK_MAX units work in stack arrays; more allocate.
     # Returns -1 when out of memory.
+    cdef const TokenTable* t = &tb.table
     cdef int32_t nxt_s[STACK_MAX + 1]
     cdef int32_t prv_s[STACK_MAX + 1]
     cdef Candidate heap_s[2 * STACK_MAX + 2]
@@ -590,7 +422,7 @@ cdef Py_ssize_t _bpe_long(const TokenTable* t, const tok_t* pair2, const uint8_t
         nxt[i] = i + 1
         prv[i] = i - 1
     for i in range(n - 1):
-        r = _first_rank(t, pair2, p, off, out, i, limit, loc)
+        r = _first_rank(tb, p, off, out, i, limit, loc)
         if r != NO_RANK:
             _cand_push(heap, &size, r, i, i + 1, i + 2)
     while size > 0:
@@ -661,11 +493,11 @@ cdef uint64_t _new_generation() noexcept:
     return _generations
 
 
-cdef Py_ssize_t _merge_loop(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
-                            CharUnits* cu, const uint8_t* p, Py_ssize_t n, tok_t limit,
+cdef Py_ssize_t _merge_loop(Tables* tb, const uint8_t* p, Py_ssize_t n, tok_t limit, bint units,
                             Local* loc, tok_t* out) noexcept nogil:
-    # BPE on p[:n] (n >= 1) from its units: whole characters where ``cu`` allows them (NULL:
-    # bytes only), then the linear scan for few units, the heap for more (-1: out of memory)
+    # BPE on p[:n] (n >= 1) from its units: whole characters where ``units`` and the tables
+    # allow them (else bytes), then the linear scan for few units, the heap for more (-1: out
+    # of memory)
     cdef int32_t off_s[STACK_MAX + 1]
     cdef int32_t* off = off_s
     cdef Py_ssize_t m, k
@@ -673,19 +505,18 @@ cdef Py_ssize_t _merge_loop(const TokenTable* t, const tok_t* byte_rank, const t
         off = <int32_t*>malloc((n + 1) * sizeof(int32_t))
         if off == NULL:
             return OUT_OF_MEMORY
-    m = cu_units(cu, t, byte_rank, p, n, off, out)
+    m = cu_units(&tb.cu if units else NULL, &tb.table, tb.byte_rank, p, n, off, out)
     if m <= LINEAR_MAX:
-        k = _bpe_short(t, pair2, p, m, off, limit, loc, out)
+        k = _bpe_short(tb, p, m, off, limit, loc, out)
     else:
-        k = _bpe_long(t, pair2, p, m, off, limit, loc, out)
+        k = _bpe_long(tb, p, m, off, limit, loc, out)
     if off != off_s:
         free(off)
     return k
 
 
-cdef inline Py_ssize_t bpe_piece_cached(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
-                                        Backtrack* bt, CharUnits* cu, Local* loc, const uint8_t* p,
-                                        Py_ssize_t n, uint64_t h, tok_t* out) noexcept nogil:
+cdef inline Py_ssize_t bpe_piece_cached(Tables* tb, Local* loc, const uint8_t* p, Py_ssize_t n, uint64_t h,
+                                        tok_t* out) noexcept nogil:
     """``bpe_piece`` with the whole-piece lookup, the piece cache, whole-character units and,
     for pieces longer than ``bt.min_bytes``, the backtracking encoder (linear time); no
     ``max_rank``.  ``h`` is ``hash_bytes(p, n)`` (any value when n <= 1).  This part (what
@@ -695,10 +526,10 @@ cdef inline Py_ssize_t bpe_piece_cached(const TokenTable* t, const tok_t* byte_r
     cdef bpe_cache_entry* e = NULL
     if n <= 1:
         if n == 1:
-            out[0] = byte_rank[p[0]]
+            out[0] = tb.byte_rank[p[0]]
         return n
     if loc.ml == NULL or loc.ml.ignore_merges:
-        r = _tt_find_hashed(t, p, n, h)
+        r = _tt_find_hashed(&tb.table, p, n, h)
         if r != NO_TOKEN:
             out[0] = r
             return 1
@@ -725,7 +556,7 @@ cdef inline Py_ssize_t bpe_piece_cached(const TokenTable* t, const tok_t* byte_r
             for i in range(g.n_ids):
                 out[i] = g.ids[i]
             return g.n_ids
-    return _piece_merged(t, byte_rank, pair2, bt, cu, loc, p, n, e, g, out)
+    return _piece_merged(tb, loc, p, n, e, g, out)
 
 
 cdef inline uint64_t _piece_rest(const uint8_t* p, Py_ssize_t n) noexcept nogil:
@@ -746,21 +577,20 @@ cdef inline Py_ssize_t _cached_ids(const bpe_cache_entry* e, tok_t* out) noexcep
     return k
 
 
-cdef Py_ssize_t _piece_merged(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
-                              Backtrack* bt, CharUnits* cu, Local* loc, const uint8_t* p,
-                              Py_ssize_t n, bpe_cache_entry* e, bpe_long_entry* g, tok_t* out) noexcept nogil:
+cdef Py_ssize_t _piece_merged(Tables* tb, Local* loc, const uint8_t* p, Py_ssize_t n, bpe_cache_entry* e,
+                              bpe_long_entry* g, tok_t* out) noexcept nogil:
     # bpe_piece_cached for a piece that is neither a token nor cached; the result goes into
     # the two-way set e if it fits an entry there, else into the long entry g (either NULL:
     # the piece is too long for it)
     cdef Py_ssize_t k = NOT_ENCODED, i
     if loc.ml != NULL:
-        k = ml_piece(loc.ml, t, byte_rank, p, n, out)
-    elif n > bt.min_bytes >= 0 and bt_usable(bt, t, byte_rank):
-        k = _bpe_backtrack(bt, t, byte_rank, p, n, out)
+        k = ml_piece(loc.ml, &tb.table, tb.byte_rank, p, n, out)
+    elif n > tb.bt.min_bytes >= 0 and bt_usable(&tb.bt, &tb.table, tb.byte_rank):
+        k = _bpe_backtrack(&tb.bt, &tb.table, tb.byte_rank, p, n, out)
     if k == NOT_ENCODED:
         if loc.sig == NULL and loc.sigs != NULL:
-            loc.sig = sig_usable(loc.sigs, bt, t, byte_rank)
-        k = _merge_loop(t, byte_rank, pair2, cu, p, n, NO_RANK, loc, out)
+            loc.sig = sig_usable(loc.sigs, &tb.bt, &tb.table, tb.byte_rank)
+        k = _merge_loop(tb, p, n, NO_RANK, True, loc, out)
     if e != NULL and 0 < k <= CACHE_MAX_IDS:
         # into the set's first place; the entry there moves to the second
         e[1] = e[0]
@@ -779,8 +609,8 @@ cdef Py_ssize_t _piece_merged(const TokenTable* t, const tok_t* byte_rank, const
     return k
 
 
-cdef Py_ssize_t bpe_piece(const TokenTable* t, const tok_t* byte_rank, const tok_t* pair2,
-                          Local* loc, const uint8_t* p, Py_ssize_t n, tok_t max_rank, tok_t* out) noexcept nogil:
+cdef Py_ssize_t bpe_piece(Tables* tb, Local* loc, const uint8_t* p, Py_ssize_t n, tok_t max_rank,
+                          tok_t* out) noexcept nogil:
     """Write the ids of piece ``p[:n]`` to ``out`` (room for n ids); return how many, or -1
     when out of memory.
 
@@ -791,60 +621,16 @@ cdef Py_ssize_t bpe_piece(const TokenTable* t, const tok_t* byte_rank, const tok
     if n == 0:
         return 0
     if n == 1:
-        out[0] = byte_rank[p[0]]
+        out[0] = tb.byte_rank[p[0]]
         return 1
     if max_rank < 0:
-        r = tt_find(t, p, n)
+        r = tt_find(&tb.table, p, n)
         if r != NO_TOKEN:
             out[0] = r
             return 1
     else:
         limit = max_rank
-    return _merge_loop(t, byte_rank, pair2, NULL, p, n, limit, loc, out)
-
-
-cdef tok_t bpe_alone_tau(const TokenTable* t, const tok_t* byte_rank, const uint8_t* p, Py_ssize_t n,
-                         tok_t token, tok_t* part, int32_t* start) noexcept nogil:
-    """Byte-level BPE on ``p[:n]`` alone, the plain quadratic way (for table building, not for
-    encoding): the highest rank merged on the way when it ends as the single token ``token``,
-    else -1.  ``part`` and ``start`` are scratch with room for n and n + 1."""
-    cdef Py_ssize_t k = n, i, best_i
-    cdef tok_t r, best, tau = -1
-    for i in range(n):
-        part[i] = byte_rank[p[i]]
-        start[i] = <int32_t>i
-    start[n] = <int32_t>n
-    while k > 1:
-        best = NO_RANK
-        best_i = -1
-        for i in range(k - 1):
-            r = tt_find(t, p + start[i], start[i + 2] - start[i])
-            if r != NO_TOKEN and r < best:
-                best = r
-                best_i = i
-        if best_i < 0:
-            return -1
-        part[best_i] = best
-        tau = best if best > tau else tau
-        for i in range(best_i + 1, k - 1):
-            part[i] = part[i + 1]
-        for i in range(best_i + 1, k):
-            start[i] = start[i + 1]
-        k -= 1
-    return tau if part[0] == token else -1
-
-
-# The backtracking encoder (pieces over 256 bytes): bpe/_backtrack.pxi
-include "_backtrack.pxi"
-
-# Whole-character units for the merge loop: bpe/_charunits.pxi
-include "_charunits.pxi"
-include "_merges.pxi"
-
-# Pair signatures that let the merge loop skip most pairs making no token: bpe/_signatures.pxi
-include "_signatures.pxi"
-
-include "_specials.pxi"
+    return _merge_loop(tb, p, n, limit, False, loc, out)
 
 
 cdef inline void _prefetch_lookup(const TokenTable* t, const Local* loc, uint64_t h) noexcept nogil:
@@ -909,81 +695,84 @@ _STATES = ("unbuilt", "ready", "unavailable")
 cdef class Encoder:
     """Token table plus BPE encode/decode; see the module docstring."""
 
-    cdef TokenTable table
-    cdef tok_t byte_rank[256]
-    cdef tok_t* pair2           # rank of each two-byte token (NO_RANK if none), 65536 entries
-    cdef Backtrack bt           # the backtracking encoder, built on first use
-    cdef CharUnits cu           # whole-character units, built on first use
-    cdef Signatures sigs        # pair signatures, built on first use
+    cdef Tables tb              # the token table and what encoding reads beside it
     cdef uint64_t gen           # tags this Encoder's entries in the piece cache
     cdef PyObject** id_objs     # the int object of each id, made on first use (owned refs)
     cdef unsigned long long* pairs  # the pair cache (NULL: none), shared by all threads
-    cdef MergeList ml           # Hugging Face's merge-list rule instead of ranks (slots NULL: not used)
     cdef bint ready
 
     def __cinit__(self):
         self.ready = False
-        self.pair2 = NULL
+        self.tb.pair2 = NULL
         self.pairs = NULL
         self.id_objs = NULL
-        memset(&self.ml, 0, sizeof(MergeList))
-        memset(&self.bt, 0, sizeof(Backtrack))
-        self.bt.min_bytes = BT_MIN_BYTES
-        memset(&self.cu, 0, sizeof(CharUnits))
-        self.cu.enabled = 1
-        memset(&self.sigs, 0, sizeof(Signatures))
-        self.sigs.enabled = 1
-        self.sigs.after = _signatures_after
-        tt_init(&self.table)
+        memset(&self.tb.ml, 0, sizeof(MergeList))
+        memset(&self.tb.bt, 0, sizeof(Backtrack))
+        self.tb.bt.min_bytes = BT_MIN_BYTES
+        memset(&self.tb.cu, 0, sizeof(CharUnits))
+        self.tb.cu.enabled = 1
+        memset(&self.tb.sigs, 0, sizeof(Signatures))
+        self.tb.sigs.enabled = 1
+        self.tb.sigs.after = _signatures_after
+        tt_init(&self.tb.table)
 
     def __dealloc__(self):
         cdef Py_ssize_t i
         if self.id_objs != NULL:
-            for i in range(self.table.n_ids):
+            for i in range(self.tb.table.n_ids):
                 Py_XDECREF(self.id_objs[i])
             free(self.id_objs)
-        bt_free(&self.bt)
-        cu_free(&self.cu)
-        free(self.sigs.sig)
-        tt_free(&self.table)
-        free(self.pair2)
+        bt_free(&self.tb.bt)
+        cu_free(&self.tb.cu)
+        free(self.tb.sigs.sig)
+        tt_free(&self.tb.table)
+        free(self.tb.pair2)
         free(self.pairs)
-        ml_free(&self.ml)
+        ml_free(&self.tb.ml)
 
-    def __init__(self, dict mergeable_ranks, dict special_tokens):
+    def __init__(self, mergeable_ranks, dict special_tokens):
+        """``mergeable_ranks``: token bytes -> rank (= id), or a byte form
+        (``bpe.models.bpe.MergeBPE.byte_form``) whose ``tokens`` are the ranks; the compiled
+        one's table is copied as it is.  ``special_tokens`` (bytes -> id): decoded only."""
         cdef bytes token
         cdef int b
-        if self.ready or self.table.n_ids:
+        if self.ready or self.tb.table.n_ids:
             raise RuntimeError("an Encoder is initialised once; build a new one")
-        for token, rank in mergeable_ranks.items():
-            tt_add(&self.table, rank, <const uint8_t*>PyBytes_AS_STRING(token),
-                   PyBytes_GET_SIZE(token), True)
+        if isinstance(mergeable_ranks, VocabTables):
+            tt_free(&self.tb.table)
+            tt_copy(&self.tb.table, &(<VocabTables>mergeable_ranks).table)
+        else:
+            if not isinstance(mergeable_ranks, dict):
+                mergeable_ranks = mergeable_ranks.tokens
+            for token, rank in (<dict?>mergeable_ranks).items():
+                tt_add(&self.tb.table, rank, <const uint8_t*>PyBytes_AS_STRING(token),
+                       PyBytes_GET_SIZE(token), True)
         for token, rank in special_tokens.items():
-            tt_add(&self.table, rank, <const uint8_t*>PyBytes_AS_STRING(token),
+            tt_add(&self.tb.table, rank, <const uint8_t*>PyBytes_AS_STRING(token),
                    PyBytes_GET_SIZE(token), False)
         cdef uint8_t one
         for b in range(256):
             one = <uint8_t>b
-            self.byte_rank[b] = tt_find(&self.table, &one, 1)
-            if self.byte_rank[b] == NO_TOKEN:
+            self.tb.byte_rank[b] = tt_find(&self.tb.table, &one, 1)
+            if self.tb.byte_rank[b] == NO_TOKEN:
                 raise ValueError(
                     f"mergeable_ranks lacks the single-byte token {bytes([b])!r}; "
                     "a byte-level BPE needs a rank for each of the 256 bytes")
-        self.pair2 = <tok_t*>malloc(65536 * sizeof(tok_t))
-        if self.pair2 == NULL:
+        self.tb.pair2 = <tok_t*>malloc(65536 * sizeof(tok_t))
+        if self.tb.pair2 == NULL:
             raise MemoryError()
         cdef uint8_t two[2]
         cdef int x
         for x in range(65536):
             two[0] = <uint8_t>(x >> 8)
             two[1] = <uint8_t>(x & 255)
-            self.pair2[x] = tt_find(&self.table, two, 2)
-            if self.pair2[x] == NO_TOKEN:
-                self.pair2[x] = NO_RANK
-        self.id_objs = <PyObject**>calloc(self.table.n_ids + 1, sizeof(PyObject*))
+            self.tb.pair2[x] = tt_find(&self.tb.table, two, 2)
+            if self.tb.pair2[x] == NO_TOKEN:
+                self.tb.pair2[x] = NO_RANK
+        self.id_objs = <PyObject**>calloc(self.tb.table.n_ids + 1, sizeof(PyObject*))
         if self.id_objs == NULL:
             raise MemoryError()
-        if BPE_PAIR_CACHE and self.table.n_ids < <Py_ssize_t>BPE_PAIR_NONE:
+        if BPE_PAIR_CACHE and self.tb.table.n_ids < <Py_ssize_t>BPE_PAIR_NONE:
             # (zeroed pages: untouched until the merge loop writes them)
             self.pairs = <unsigned long long*>calloc(BPE_PAIR_SLOTS, sizeof(unsigned long long))
             if self.pairs == NULL:
@@ -993,9 +782,9 @@ cdef class Encoder:
 
     cdef inline Local _loc(self) noexcept nogil:
         """The calling thread's Local for encoding with this Encoder's rule."""
-        cdef Local loc = _local(self.gen, &self.sigs, self.pairs)
-        if self.ml.slots != NULL:
-            loc.ml = &self.ml
+        cdef Local loc = _local(self.gen, &self.tb.sigs, self.pairs)
+        if self.tb.ml.slots != NULL:
+            loc.ml = &self.tb.ml
         return loc
 
     cdef int _check_ready(self) except -1:
@@ -1016,12 +805,11 @@ cdef class Encoder:
         cdef uint64_t hashes[SCAN_AHEAD]
         cdef Local loc = self._loc()
         while i < n:
-            count = _scan_ahead(&self.table, &loc, pid, p, n, i, bounds, hashes)
+            count = _scan_ahead(&self.tb.table, &loc, pid, p, n, i, bounds, hashes)
             if count < 0:
                 return count
             for c in range(count):
-                m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &self.cu, &loc,
-                                     p + bounds[c], bounds[c + 1] - bounds[c], hashes[c], out + k)
+                m = bpe_piece_cached(&self.tb, &loc, p + bounds[c], bounds[c + 1] - bounds[c], hashes[c], out + k)
                 if m < 0:
                     return OUT_OF_MEMORY
                 if lists:
@@ -1056,31 +844,32 @@ cdef class Encoder:
             i = s + allowed.lens[w]
         return k
 
-    def use_merge_list(self, list merges, bint ignore_merges):
-        """Encode by Hugging Face's rule from now on: ``merges`` holds ``(left, right, new)``
-        id triples in priority order (see bpe/_merges.pxi); ``ignore_merges``: a piece that
-        is a token of the table is that token.  Called once, before any encoding."""
+    def use_merge_list(self, bytes triples, bint ignore_merges):
+        """Encode by Hugging Face's rule from now on: ``triples`` holds ``(left, right, new)``
+        ids in priority order, packed as native uint32 (``bpe.models.bpe.pack_ids``; see
+        bpe/_merges.pxi); ``ignore_merges``: a piece that is a token of the table is that
+        token.  Called once, before any encoding."""
         self._check_ready()
-        if self.ml.slots != NULL:
+        if self.tb.ml.slots != NULL:
             raise RuntimeError("use_merge_list is called once per Encoder")
-        cdef Py_ssize_t n = len(merges), i
-        cdef uint32_t* triples = <uint32_t*>malloc((3 * n + 1) * sizeof(uint32_t))
-        if triples == NULL:
+        cdef Py_ssize_t size = PyBytes_GET_SIZE(triples), n = size // (3 * sizeof(uint32_t)), i
+        if size % (3 * sizeof(uint32_t)):
+            raise ValueError(f"packed merge triples take a multiple of 12 bytes, got {size}")
+        cdef uint32_t* ids = <uint32_t*>malloc(size + sizeof(uint32_t))
+        if ids == NULL:
             raise MemoryError()
         try:
-            for i in range(n):
-                a, b, c = merges[i]
-                if not (0 <= a < self.table.n_ids and 0 <= b < self.table.n_ids and 0 <= c < self.table.n_ids):
-                    raise ValueError(f"merge {i} names an id outside the table: {merges[i]!r}")
-                triples[3 * i] = a
-                triples[3 * i + 1] = b
-                triples[3 * i + 2] = c
-            ml_build(&self.ml, triples, n, ignore_merges)
+            memcpy(ids, PyBytes_AS_STRING(triples), size)
+            for i in range(3 * n):
+                if ids[i] >= <uint32_t>self.tb.table.n_ids:
+                    raise ValueError(f"merge {i // 3} names id {ids[i]}, outside the table")
+            ml_build(&self.tb.ml, ids, n, ignore_merges)
         except BaseException:
-            ml_free(&self.ml)
+            ml_free(&self.tb.ml)
             raise
         finally:
-            free(triples)
+            free(ids)
+        self.gen = _new_generation()  # pieces cached under the rank rule are not this rule's
 
     def specials(self, dict tokens):
         """``tokens`` (UTF-8 bytes -> id) compiled for ``encode_text`` and ``batch``."""
@@ -1142,7 +931,7 @@ cdef class Encoder:
             with nogil:
                 loc = self._loc()
                 while i < n and k >= 0:
-                    count = _scan_ahead(&self.table, &loc, pid, p, n, i, bounds, hashes)
+                    count = _scan_ahead(&self.tb.table, &loc, pid, p, n, i, bounds, hashes)
                     if count < 0:
                         m = count
                         break
@@ -1155,8 +944,7 @@ cdef class Encoder:
                                 m = -1
                                 break
                             scratch = <tok_t*>grown
-                        m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &self.cu, &loc,
-                                             p + bounds[c], size, hashes[c], scratch)
+                        m = bpe_piece_cached(&self.tb, &loc, p + bounds[c], size, hashes[c], scratch)
                         if m < 0:
                             break
                         k += m
@@ -1196,8 +984,7 @@ cdef class Encoder:
             with nogil:
                 loc = self._loc()
                 for i in range(n):
-                    m = bpe_piece_cached(&self.table, self.byte_rank, self.pair2, &self.bt, &self.cu, &loc,
-                                         <const uint8_t*>ptrs[i], lens[i],
+                    m = bpe_piece_cached(&self.tb, &loc, <const uint8_t*>ptrs[i], lens[i],
                                          hash_bytes(<const uint8_t*>ptrs[i], lens[i]) if lens[i] > 1 else 0,
                                          out + k)
                     if m < 0:
@@ -1237,51 +1024,51 @@ cdef class Encoder:
     def _set_backtrack_min_bytes(self, Py_ssize_t n):
         """For tests and benchmarks: pieces longer than ``n`` bytes use the backtracking
         encoder (0: every piece that is not a token; -1: none).  Returns the old value."""
-        cdef Py_ssize_t old = self.bt.min_bytes
-        self.bt.min_bytes = n
+        cdef Py_ssize_t old = self.tb.bt.min_bytes
+        self.tb.bt.min_bytes = n
         return old
 
     def _set_signatures(self, bint on, Py_ssize_t after=-1):
         """For tests and benchmarks: whether the merge loop skips the pairs that fail the
         signatures (bpe/_signatures.pxi), and (``after >= 0``) after how many merged pieces
         they are built (0: at the next one).  Returns the old setting."""
-        cdef bint old = self.sigs.enabled
-        self.sigs.enabled = on
+        cdef bint old = self.tb.sigs.enabled
+        self.tb.sigs.enabled = on
         if after >= 0:
-            self.sigs.after = after
+            self.tb.sigs.after = after
         return old
 
     def _signatures_state(self):
         """For tests: "unbuilt", "ready" or "unavailable"."""
-        return _STATES[self.sigs.state]
+        return _STATES[self.tb.sigs.state]
 
     def _char_units_state(self):
         """For tests: "unbuilt", "ready" or "unavailable" (without building the tables)."""
-        return _STATES[self.cu.state]
+        return _STATES[self.tb.cu.state]
 
     def _set_char_units(self, bint on):
         """For tests and benchmarks: whether the merge loop may start from whole characters
         (bpe/_charunits.pxi) instead of bytes.  Returns the old setting."""
-        cdef bint old = self.cu.enabled
-        self.cu.enabled = on
+        cdef bint old = self.tb.cu.enabled
+        self.tb.cu.enabled = on
         return old
 
     def _char_units_size(self):
         """For tests: how many characters may start as one unit (built on this call if not
         yet); -1 when the table could not be built."""
-        return self._units_in(&self.cu.chars)
+        return self._units_in(&self.tb.cu.chars)
 
     def _spaced_units_size(self):
         """For tests: for how many characters c a piece's leading " " + c may start as one
         unit (built on this call if not yet); -1 when the table could not be built."""
-        return self._units_in(&self.cu.spaced)
+        return self._units_in(&self.tb.cu.spaced)
 
     cdef Py_ssize_t _units_in(self, const CharTable* tab) except -2:
         # the filled slots of one of the unit tables, built first if not yet; -1 if unavailable
         cdef Py_ssize_t i, k = 0
         self._check_ready()
-        cu_usable(&self.cu, &self.table, self.byte_rank)
-        if self.cu.state != CU_READY:
+        cu_usable(&self.tb.cu, &self.tb.table, self.tb.byte_rank)
+        if self.tb.cu.state != CU_READY:
             return -1
         for i in range(1 << tab.bits):
             k += tab.slots[i].key != 0
@@ -1291,13 +1078,13 @@ cdef class Encoder:
         """For tests: the canonical split ``(left, right)`` of a token as the backtracking
         encoder computed it, or None (single bytes, unreachable and special tokens)."""
         self._check_ready()
-        if not 0 <= token < self.table.n_ids:
+        if not 0 <= token < self.tb.table.n_ids:
             raise KeyError(f"token id {token!r} is not in the vocabulary of this tokenizer")
-        if not bt_usable(&self.bt, &self.table, self.byte_rank):
+        if not bt_usable(&self.tb.bt, &self.tb.table, self.tb.byte_rank):
             raise RuntimeError("the backtracking encoder is not available for this table")
-        if self.bt.left[token] == NO_TOKEN:
+        if self.tb.bt.left[token] == NO_TOKEN:
             return None
-        return (self.bt.left[token], self.bt.right[token])
+        return (self.tb.bt.left[token], self.tb.bt.right[token])
 
     def encode_piece_bytes(self, bytes piece, tok_t max_rank=-1):
         """BPE-encode one pre-token given as bytes (``max_rank >= 0``: only ranks below it)."""
@@ -1311,46 +1098,51 @@ cdef class Encoder:
             if out == NULL:
                 raise MemoryError()
             loc = _local(self.gen, NULL, self.pairs)
-            if max_rank < 0 and self.ml.slots != NULL:  # HF's rule (the canonical splits stay the rank rule's)
-                k = ml_piece(&self.ml, &self.table, self.byte_rank, <const uint8_t*>PyBytes_AS_STRING(piece), n, out)
+            if max_rank < 0 and self.tb.ml.slots != NULL:  # HF's rule (the canonical splits stay the rank rule's)
+                k = ml_piece(&self.tb.ml, &self.tb.table, self.tb.byte_rank, <const uint8_t*>PyBytes_AS_STRING(piece), n, out)
             else:
-                k = bpe_piece(&self.table, self.byte_rank, self.pair2, &loc,
-                              <const uint8_t*>PyBytes_AS_STRING(piece), n, max_rank, out)
+                k = bpe_piece(&self.tb, &loc, <const uint8_t*>PyBytes_AS_STRING(piece), n, max_rank, out)
             if k < 0:
                 raise MemoryError()
             return [out[i] for i in range(k)]
         finally:
             free(out)
 
-    def first_split_mismatch(self, list splits):
-        """For ``splits`` = ``[(token id, left id, right id), ...]``: the index of the first
-        token whose canonical split (``encode_piece_bytes(its bytes, its id)``) is not
-        ``[left, right]``, or -1 when all are (one call for the whole check of
+    def first_split_mismatch(self, bytes splits):
+        """For ``splits``, packed native uint32 ``(token id, left id, right id)`` triples: the
+        index of the first token whose canonical split (``encode_piece_bytes(its bytes, its
+        id)``) is not ``[left, right]``, or -1 when all are (one call for the whole check of
         ``bpe.models.bpe.equivalent_ranks``)."""
         self._check_ready()
-        cdef Py_ssize_t i, n = len(splits), k, tid, a, b, length
+        cdef Py_ssize_t size = PyBytes_GET_SIZE(splits), n = size // (3 * sizeof(uint32_t))
+        cdef Py_ssize_t i, k, length
+        cdef uint32_t tid, a, b
+        cdef const uint8_t* data = <const uint8_t*>PyBytes_AS_STRING(splits)
         cdef tok_t out[2]
         cdef tok_t* buf = NULL
         cdef Py_ssize_t cap = 0
         cdef Local loc = _local(self.gen, NULL, self.pairs)
         cdef void* grown
+        if size % (3 * sizeof(uint32_t)):
+            raise ValueError(f"packed splits take a multiple of 12 bytes, got {size}")
         try:
             for i in range(n):
-                tid, a, b = splits[i]
-                if tid < 0 or tid >= self.table.n_ids or self.table.length[tid] < 0:
+                memcpy(&tid, data + 12 * i, 4)
+                memcpy(&a, data + 12 * i + 4, 4)
+                memcpy(&b, data + 12 * i + 8, 4)
+                if tid >= <uint32_t>self.tb.table.n_ids or self.tb.table.length[tid] < 0:
                     return i
-                length = self.table.length[tid]
+                length = self.tb.table.length[tid]
                 if length + 1 > cap:
                     cap = 2 * length + 16
                     grown = realloc(buf, cap * sizeof(tok_t))
                     if grown == NULL:
                         raise MemoryError()
                     buf = <tok_t*>grown
-                k = bpe_piece(&self.table, self.byte_rank, self.pair2, &loc,
-                              <const uint8_t*>self.table.blob + self.table.off[tid], length, <tok_t>tid, buf)
+                k = bpe_piece(&self.tb, &loc, <const uint8_t*>self.tb.table.blob + self.tb.table.off[tid], length, <tok_t>tid, buf)
                 if k < 0:
                     raise MemoryError()
-                if k != 2 or buf[0] != a or buf[1] != b:
+                if k != 2 or <uint32_t>buf[0] != a or <uint32_t>buf[1] != b:
                     return i
             return -1
         finally:
@@ -1369,18 +1161,18 @@ cdef class Encoder:
         v = PyLong_AsSsize_t_PTR(<PyObject*>value)
         if v == -1 and PyErr_Occurred() != NULL:
             PyErr_Clear()  # beyond Py_ssize_t: no such id either
-        if v < 0 or v >= self.table.n_ids or self.table.length[v] < 0:
+        if v < 0 or v >= self.tb.table.n_ids or self.tb.table.length[v] < 0:
             raise KeyError(f"token id {value!r} is not in the vocabulary of this tokenizer")
         return v
 
     def decode_bytes(self, ids):
         """Concatenate the bytes of ``ids``; ``KeyError`` for an id with no bytes."""
         cdef list seq = ids if type(ids) is list else list(ids)
-        cdef Py_ssize_t total = 0, i, v, n = len(seq), pos = 0, n_ids = self.table.n_ids
-        cdef const int32_t* length = self.table.length
-        cdef const Py_ssize_t* off = self.table.off
-        cdef const uint8_t* blob = self.table.blob
-        cdef Py_ssize_t blob_cap = self.table.blob_cap
+        cdef Py_ssize_t total = 0, i, v, n = len(seq), pos = 0, n_ids = self.tb.table.n_ids
+        cdef const int32_t* length = self.tb.table.length
+        cdef const Py_ssize_t* off = self.tb.table.off
+        cdef const uint8_t* blob = self.tb.table.blob
+        cdef Py_ssize_t blob_cap = self.tb.table.blob_cap
         cdef PyObject* item
         cdef PyObject* raw = NULL
         cdef char* dst
@@ -1429,7 +1221,7 @@ cdef class Encoder:
     def token_bytes(self, token):
         """The bytes of one token id; ``KeyError`` if it has none."""
         cdef Py_ssize_t i = self._id_of(token)
-        return PyBytes_FromStringAndSize(<char*>self.table.blob + self.table.off[i], self.table.length[i])
+        return PyBytes_FromStringAndSize(<char*>self.tb.table.blob + self.tb.table.off[i], self.tb.table.length[i])
 
 
 # --------------------------------------------------------------------------------------------

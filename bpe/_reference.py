@@ -22,7 +22,7 @@ from typing import Iterable, Optional
 import regex
 
 from . import _reference_scan, byte_unicode, special
-from .models.bpe import merge_ids
+from .models.bpe import merge_ids, unpack_ids
 
 NO_RANK = 2**31 - 1
 _ID_TYPECODE = "I" if array.array("I").itemsize == 4 else "L"
@@ -31,12 +31,14 @@ _ID_TYPECODE = "I" if array.array("I").itemsize == 4 else "L"
 class Encoder:
     """Holds the rank table (token bytes -> id) and the decoder (id -> token bytes).
 
-    ``mergeable_ranks`` are the tokens BPE may produce; their rank is their id and a lower
-    rank merges first.  ``special_tokens`` (bytes -> id) can only be decoded, never produced
+    ``mergeable_ranks`` are the tokens BPE may produce (bytes -> rank, or a byte form whose
+    ``tokens`` they are); their rank is their id and a lower rank merges first.  ``special_tokens`` (bytes -> id) can only be decoded, never produced
     by merging.
     """
 
-    def __init__(self, mergeable_ranks: dict[bytes, int], special_tokens: dict[bytes, int]):
+    def __init__(self, mergeable_ranks, special_tokens: dict[bytes, int]):
+        if not isinstance(mergeable_ranks, dict):  # a byte form (MergeBPE.byte_form): its tokens
+            mergeable_ranks = mergeable_ranks.tokens
         self._ranks = dict(mergeable_ranks)
         self._merge_pairs: Optional[dict] = None  # (left, right) -> (index, new id): HF's rule
         self._ignore_merges = False
@@ -50,12 +52,12 @@ class Encoder:
                 "a byte-level BPE needs a rank for each of the 256 bytes"
             )
 
-    def use_merge_list(self, merges: list, ignore_merges: bool) -> None:
-        """Encode by Hugging Face's rule from now on (see bpe/_merges.pxi): ``merges`` holds
-        ``(left, right, new)`` id triples in priority order."""
+    def use_merge_list(self, triples: bytes, ignore_merges: bool) -> None:
+        """Encode by Hugging Face's rule from now on (see bpe/_merges.pxi): ``triples`` holds
+        ``(left, right, new)`` ids in priority order, packed (``bpe.models.bpe.pack_ids``)."""
         if self._merge_pairs is not None:
             raise RuntimeError("use_merge_list is called once per Encoder")
-        self._merge_pairs = {(a, b): (i, c) for i, (a, b, c) in enumerate(merges)}
+        self._merge_pairs = {(a, b): (i, c) for i, (a, b, c) in enumerate(unpack_ids(triples))}
         self._ignore_merges = bool(ignore_merges)
 
     def specials(self, tokens: dict[bytes, int]) -> "Specials":
@@ -144,10 +146,10 @@ class Encoder:
             del bounds[best_i + 1]
         return [ranks[piece[bounds[i] : bounds[i + 1]]] for i in range(len(bounds) - 1)]
 
-    def first_split_mismatch(self, splits: list) -> int:
-        """The index of the first ``(token, left, right)`` whose token's canonical split is
-        not ``[left, right]``, or -1 (as the compiled core's)."""
-        for i, (tid, a, b) in enumerate(splits):
+    def first_split_mismatch(self, splits: bytes) -> int:
+        """The index of the first packed ``(token, left, right)`` whose token's canonical
+        split is not ``[left, right]``, or -1 (as the compiled core's)."""
+        for i, (tid, a, b) in enumerate(unpack_ids(splits)):
             data = self._decoder.get(tid)
             if data is None or self.encode_piece_bytes(data, tid) != [a, b]:
                 return i

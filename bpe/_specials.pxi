@@ -134,3 +134,13 @@ cdef class Specials:
         with nogil:
             j = sp_find(&self.s, p, n, start, &w)
         return None if j >= n else (j, self.tokens[w])
+
+
+cdef int _raise_disallowed(list texts, Specials disallowed) except -1:
+    """Raise for the first of ``texts`` that holds a token of ``disallowed``, naming the token
+    as bpe.special.check_disallowed does (the leftmost occurrence, the longest there)."""
+    for text in texts:
+        found = disallowed.find(text)
+        if found is not None:
+            raise DisallowedSpecialTokenError(found[1])
+    raise RuntimeError("bpe: a disallowed special token was reported but not found again")

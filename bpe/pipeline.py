@@ -71,38 +71,38 @@ def fused_pattern(pre) -> tuple[bool, Optional[str], Optional[str]]:
     return False, None, None
 
 
-def build_core(pipeline: Pipeline, encoder_class, added: dict) -> tuple:
-    """``(core, tokens, rule)``: the compiled core (the backend's ``Encoder``) for the model,
-    the token table it holds (bytes -> id) and its rule, ``"ranks"`` (tiktoken's) or
-    ``"merges"`` (HF's merge list, bpe/_merges.pxi); ``(None, {}, None)`` when the model is
-    not byte-level BPE over all 256 bytes.  ``added`` (bytes -> id): the added tokens, for
-    decoding.  A merge list that encodes exactly as a rank table (``equivalent_ranks``) runs
-    on the rank rule, the faster one."""
+def build_core(pipeline: Pipeline, backend, added: dict) -> tuple:
+    """``(core, tokens, rule)``: the compiled core (the ``backend``'s ``Encoder``) for the
+    model, the token table it holds (bytes -> id, or a byte form whose ``tokens`` it is:
+    made when first asked for) and its rule, ``"ranks"`` (tiktoken's) or ``"merges"`` (HF's
+    merge list, bpe/_merges.pxi); ``(None, {}, None)`` when the model is not byte-level BPE
+    over all 256 bytes.  ``added`` (bytes -> id): the added tokens, for decoding.  A merge
+    list that encodes exactly as a rank table (``equivalent_ranks``) runs on the rank rule,
+    the faster one."""
     model = pipeline.model
-
-    def with_added(decode_only: dict, tokens: dict) -> dict:
-        taken = set(tokens.values()) | set(decode_only.values())
-        out = dict(decode_only)
-        for data, tid in added.items():
-            if tid not in taken:
-                out[data] = tid
-        return out
-
+    encoder_class = backend.Encoder
     if isinstance(model, RankBPE):  # (its callers check that added ids are not ranks)
         return encoder_class(model.ranks, {**model.decode_only, **added}), model.ranks, "ranks"
-    form = model.rank_form()
-    if form is not None:
-        ranks, decode_only, first = form
-        core = encoder_class(ranks, with_added(decode_only, ranks))
-        if equivalent_ranks(first, core):
-            return core, ranks, "ranks"
-    form = model.merge_form()
+    compiled = backend.byte_level_form
+    form = model.byte_form(compiled)
     if form is None:
         return None, {}, None
-    tokens, decode_only, triples = form
-    core = encoder_class(tokens, with_added(decode_only, tokens))
-    core.use_merge_list(triples, model.ignore_merges)
-    return core, tokens, "merges"
+    # added tokens whose id the model does not have are decoded from the core too
+    extra = {data: tid for data, tid in added.items() if tid not in model.ids}
+    decode_only = {**form.decode_only, **extra} if extra else form.decode_only
+    ranked = model.rank_form(compiled)
+    core = None
+    if ranked is not None:
+        ranks, rank_decode_only, first = ranked
+        core = encoder_class(ranks, {**rank_decode_only, **extra} if extra else rank_decode_only)
+        if equivalent_ranks(first, core):
+            return core, ranks, "ranks"
+        if ranks is not form:
+            core = None  # the merge list's table holds tokens the rank table leaves out
+    if core is None:  # (else the same table: the core switches rules)
+        core = encoder_class(form, decode_only)
+    core.use_merge_list(form.triples, model.ignore_merges)
+    return core, form, "merges"
 
 
 def plan(pipeline: Pipeline, core) -> Plan:

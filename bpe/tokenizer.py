@@ -103,13 +103,13 @@ class Tokenizer:
         self._special_sets: dict = {}  # frozenset of names -> the backend's Specials (_core_specials)
         self._backend = _backend.active()
         added_bytes = {_added_bytes(t, pipeline): t.id for t in added}
-        self._core, self._mergeable_ranks, self._rule = build_core(pipeline, self._backend.Encoder, added_bytes)
+        self._core, self._token_table, self._rule = build_core(pipeline, self._backend, added_bytes)
         # every id: the model's (vocabulary, or ranks and decode-only tokens) and the added ones
         # (a rank table's are checked apart from its ranks when it is built, in __init__)
         model = pipeline.model
         added_ids = {t.id for t in added}
         if isinstance(model, MergeBPE):
-            vocab_ids = set(model.vocab.values())
+            vocab_ids = model.ids
             top, n_ids = max(vocab_ids, default=-1), len(vocab_ids | added_ids)
         else:
             top = max(max(model.ranks.values(), default=-1), max(model.decode_only.values(), default=-1))
@@ -337,6 +337,14 @@ class Tokenizer:
         return dict(self._special_tokens)
 
     @property
+    def _mergeable_ranks(self) -> dict:
+        """The core's token table (bytes -> id), made from a byte form when first asked for."""
+        table = self._token_table
+        if not isinstance(table, dict):
+            table = self._token_table = table.tokens
+        return table
+
+    @property
     def mergeable_ranks(self) -> dict[bytes, int]:
         """A copy of the rank table (token bytes -> id)."""
         return dict(self._mergeable_ranks)
@@ -353,7 +361,7 @@ class Tokenizer:
         model = self._pipeline.model
         if isinstance(model, MergeBPE):
             tb = model.token_bytes
-            return [(tb(a), tb(b)) for a, b in model.merges]
+            return [(tb(a), tb(b)) for a, b in model.pairs]
         if self._merges is not None:
             tb = self._core.token_bytes
             return [(tb(a), tb(b)) for a, b in self._merges]

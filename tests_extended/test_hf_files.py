@@ -324,3 +324,32 @@ def test_batches_on_threads_give_hfs_ids(name, shared, chunks, cython_backend, m
                    if t.special)
     with pytest.raises(bpe.DisallowedSpecialTokenError, match=special.replace("|", r"\|")):
         tok.encode_batch(["user text", f"more {special} text"], num_threads=2)
+
+
+# ------------------------------------------------------------------ reading the file
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_vocabulary_read_from_the_text_is_the_parsed_one(name, shared, cython_backend):
+    """from_hf reads model.vocab and model.merges from the JSON text in the compiled core
+    (bpe/_vocab_form.pxi); its tables equal the general Python version's on the parsed file,
+    and the vocabulary it leaves in the text equals the parsed dict."""
+    from bpe import _core
+    from bpe.io.huggingface import FileVocab
+    from bpe.models.bpe import MergeBPE
+
+    path = _path(shared, name)
+    with open(path, "rb") as f:
+        text = f.read()
+    data = json.loads(text)["model"]
+    general = MergeBPE(vocab=data["vocab"], merges=tuple(data["merges"]))._byte_form_here()
+    t = time.perf_counter()
+    form = _core.byte_level_form_json(text, *_core.json_model_spans(text))
+    seconds = time.perf_counter() - t
+    assert form is not None
+    for field in ("tokens", "decode_only", "triples", "first", "unmade"):
+        assert getattr(form, field) == getattr(general, field), field
+    vocab = bpe.Tokenizer.from_hf(path)._pipeline.model.vocab
+    assert isinstance(vocab, FileVocab) and dict(vocab) == data["vocab"]
+    print(f"[hf files] {name}: {len(form.tokens):,} tokens and {len(form.triples) // 12:,} merges read "
+          f"from the text in {seconds:.3f} s, equal to the general reading; rank-shaped: {form.first is not None}")

@@ -8,6 +8,12 @@ the fields of a ``tokenizer_config.json`` beside it.  Anything it does not suppo
 pretokenizers[1]: type "UnicodeScripts" is not supported``), never a silently different
 tokenizer.  ``write_json(data)`` is the reverse, for the stages' ``to_hf`` forms.
 
+A byte-level model's vocabulary and merges (a few hundred thousand strings) are not parsed
+into Python objects when the compiled core can read them from the file's text itself
+(bpe/_vocab_form.pxi): the model then holds them as :class:`FileVocab` and
+:class:`FileMerges`, which parse their part of the text only when it is asked for whole.
+Everything else, and every file the core does not read, goes through ``json``.
+
 It does not build a ``Tokenizer`` (``Tokenizer.from_hf`` does) and does not run any stage.
 """
 
@@ -15,10 +21,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-from .. import decoders, normalizers, processors
+from .. import _backend, decoders, normalizers, processors
 from ..errors import PatternError, TokenizerFileError
 from ..models.bpe import MergeBPE
 from ..pre_tokenizers import split as pre_split
@@ -48,6 +55,8 @@ class HFFile:
 class _Reader:
     def __init__(self, source: object):
         self.source = source
+        self.text: Optional[bytes] = None     # the file, when read() left model.vocab and
+        self.spans: Optional[tuple] = None    # model.merges unparsed at these places of it
 
     def fail(self, where: str, problem: str) -> TokenizerFileError:
         return TokenizerFileError(self.source, f"{where}: {problem}" if where else problem)
@@ -231,6 +240,25 @@ class _Reader:
     def model(self, d, byte_level: bool) -> MergeBPE:
         w = "model"
         d = self.obj(d, w)
+        if self.spans is not None:  # read() left the vocabulary and the merges in the text
+            v0, v1, m0, m1 = self.spans
+            form = None
+            if byte_level and not d.get("continuing_subword_prefix") and not d.get("end_of_word_suffix"):
+                form = _backend.active().byte_level_form_json(self.text, *self.spans)
+            if form is not None:
+                return self._model_from(d, w, FileVocab(self.text[v0:v1], form),
+                                        FileMerges(self.text[m0:m1], len(form.triples) // 12),
+                                        byte_level, form)
+            try:
+                d = dict(d, vocab=json.loads(self.text[v0:v1]), merges=json.loads(self.text[m0:m1]))
+            except ValueError:
+                _parse_json(self.source, self.text)  # the whole file's error, with its place
+                raise
+        return self._model_from(d, w, None, None, byte_level, None)
+
+    def _model_from(self, d: dict, w: str, vocab, merges, byte_level: bool, form) -> MergeBPE:
+        """The model of ``d``; ``vocab`` and ``merges`` as read lazily with their byte form
+        ``form`` (the compiled core's reading, which checked them), or None: those of ``d``."""
         kind = d.get("type", "BPE" if "merges" in d else None)
         if kind != "BPE":
             raise self.fail(w, f"type {kind!r} is not supported (supported: BPE; WordPiece and Unigram "
@@ -239,7 +267,58 @@ class _Reader:
         if dropout not in (None, 0, 0.0):
             raise self.fail(f"{w}.dropout", f"BPE dropout ({dropout!r}) is random at encode time and is not "
                                             "supported; set it to null")
-        vocab = self.obj(self.get(d, "vocab", w, dict), f"{w}.vocab")
+        if form is None:
+            vocab = self.obj(self.get(d, "vocab", w, dict), f"{w}.vocab")
+            raw = self.get(d, "merges", w, list, [])
+        else:
+            raw = merges
+        prefix = self.get(d, "continuing_subword_prefix", w, str, None)
+        unk = self.get(d, "unk_token", w, str, None)
+        if unk is not None and unk not in vocab:
+            raise self.fail(f"{w}.unk_token", f"{unk!r} is not in the vocabulary")
+        options = dict(unk_token=unk, fuse_unk=self.get(d, "fuse_unk", w, bool, False),
+                       byte_fallback=self.get(d, "byte_fallback", w, bool, False),
+                       continuing_subword_prefix=prefix,
+                       end_of_word_suffix=self.get(d, "end_of_word_suffix", w, str, None),
+                       ignore_merges=self.get(d, "ignore_merges", w, bool, False),
+                       byte_level=byte_level,
+                       merges_as_strings=form.merges_as_strings if form is not None else
+                       bool(raw) and isinstance(raw[0], str))
+        if form is not None:
+            model = MergeBPE(vocab=vocab, merges=merges, **options)
+            model.__dict__["_byte_form"] = form  # (MergeBPE.byte_form's cache)
+            return model
+        vocab = dict(vocab)
+        # the usual byte-level file: the compiled core reads its merges into tables in C,
+        # which also proves each merge well-formed (the model keeps them as written)
+        compiled = _backend.active().byte_level_form
+        if compiled is not None and byte_level and not prefix and not options["end_of_word_suffix"]:
+            form = compiled(vocab, raw)
+            if form is not None:  # (the compiled reading also checked the vocabulary's ids)
+                model = MergeBPE(vocab=vocab, merges=tuple(raw), **options)
+                model.__dict__["_byte_form"] = form  # (MergeBPE.byte_form's cache)
+                return model
+        self._check_vocab(vocab, w)
+        try:  # else every merge checked in one pass of C-level maps
+            if prefix:
+                raise KeyError
+            pairs = list(map(str.split, raw, [" "] * len(raw))) if options["merges_as_strings"] else raw
+            if pairs and set(map(len, pairs)) != {2}:
+                raise KeyError
+            lefts = [m[0] for m in pairs]
+            rights = [m[1] for m in pairs]
+            get = vocab.__getitem__
+            triples = list(zip(map(get, lefts), map(get, rights), map(get, map(str.__add__, lefts, rights))))
+            merges = tuple(zip(lefts, rights))
+        except (KeyError, TypeError, AttributeError, IndexError):
+            merges, triples = self._merges_one_by_one(raw, vocab, prefix, w), None
+        model = MergeBPE(vocab=vocab, merges=tuple(merges), **options)
+        if triples is not None:
+            model.__dict__["triples"] = triples  # (the cached property, already computed)
+        return model
+
+    def _check_vocab(self, vocab: dict, w: str) -> None:
+        """Every id a non-negative int, and no id given twice."""
         ids = list(vocab.values())
         fine = all(type(i) is int for i in ids) and (not ids or min(ids) >= 0) and len(set(ids)) == len(ids)
         seen: dict[int, str] = {}
@@ -250,35 +329,6 @@ class _Reader:
                 raise self.fail(f"{w}.vocab[{token!r}]", f"id {tid} is also the id of {seen[tid]!r}; each token "
                                                          "needs its own id")
             seen[tid] = token
-        prefix = self.get(d, "continuing_subword_prefix", w, str, None)
-        raw = self.get(d, "merges", w, list, [])
-        as_strings = bool(raw) and isinstance(raw[0], str)
-        try:  # the usual file: every merge well-formed, checked in one pass of C-level maps
-            if prefix:
-                raise KeyError
-            pairs = list(map(str.split, raw, [" "] * len(raw))) if as_strings else raw
-            if pairs and set(map(len, pairs)) != {2}:
-                raise KeyError
-            lefts = [m[0] for m in pairs]
-            rights = [m[1] for m in pairs]
-            get = vocab.__getitem__
-            triples = list(zip(map(get, lefts), map(get, rights), map(get, map(str.__add__, lefts, rights))))
-            merges = tuple(zip(lefts, rights))
-        except (KeyError, TypeError, AttributeError, IndexError):
-            merges, triples = self._merges_one_by_one(raw, vocab, prefix, w), None
-        unk = self.get(d, "unk_token", w, str, None)
-        if unk is not None and unk not in vocab:
-            raise self.fail(f"{w}.unk_token", f"{unk!r} is not in the vocabulary")
-        model = MergeBPE(vocab=dict(vocab), merges=tuple(merges), unk_token=unk,
-                        fuse_unk=self.get(d, "fuse_unk", w, bool, False),
-                        byte_fallback=self.get(d, "byte_fallback", w, bool, False),
-                        continuing_subword_prefix=prefix,
-                        end_of_word_suffix=self.get(d, "end_of_word_suffix", w, str, None),
-                        ignore_merges=self.get(d, "ignore_merges", w, bool, False),
-                        byte_level=byte_level, merges_as_strings=as_strings)
-        if triples is not None:
-            model.__dict__["triples"] = triples  # (the cached property, already computed)
-        return model
 
     def _merges_one_by_one(self, raw: list, vocab: dict, prefix: Optional[str], w: str) -> list:
         """The merges checked one at a time, so that the first bad one is named."""
@@ -303,8 +353,9 @@ class _Reader:
             merges.append((a, b))
         return merges
 
-    def added_tokens(self, items, vocab: dict) -> list:
-        out, contents, ids = [], set(), {tid: tok for tok, tid in vocab.items()}
+    def added_tokens(self, items, model: MergeBPE) -> list:
+        vocab = model.vocab
+        out, contents, ids = [], set(), {}  # (ids: the added ones so far)
         for i, t in enumerate(items):
             w = f"added_tokens[{i}]"
             t = self.obj(t, w)
@@ -316,6 +367,8 @@ class _Reader:
                 raise self.fail(f"{w}.id", f"expected a non-negative id, got {tid}")
             if content in contents:
                 raise self.fail(w, f"{content!r} is added twice")
+            if tid not in ids and tid in model.ids and vocab.get(content) != tid:
+                ids[tid] = model.id_to_token[tid]  # (named below)
             if tid in ids and ids[tid] != content:
                 raise self.fail(w, f"id {tid} is also the id of {ids[tid]!r}; each token needs its own id")
             if content in vocab and vocab[content] != tid:
@@ -329,6 +382,73 @@ class _Reader:
                                   rstrip=self.get(t, "rstrip", w, bool, False),
                                   single_word=self.get(t, "single_word", w, bool, False)))
         return out
+
+
+class _InText:
+    """A value left as JSON text, parsed on first use."""
+
+    def __init__(self, text: bytes):
+        self._text = text
+        self._parsed = None
+
+    def _all(self):
+        if self._parsed is None:
+            self._parsed = json.loads(self._text)
+        return self._parsed
+
+
+class FileVocab(_InText, Mapping):
+    """A ``tokenizer.json`` vocabulary (string -> id) left as JSON text: a string's id is
+    found in the byte form the compiled core read from that text (which holds every string,
+    all of them byte-level), and the text is parsed only when the whole mapping is asked
+    for (iterated)."""
+
+    def __init__(self, text: bytes, form):
+        super().__init__(text)
+        self._form = form
+
+    def __getitem__(self, key):
+        if self._parsed is not None:
+            return self._parsed[key]
+        tid = self._form.id_of(key) if isinstance(key, str) else -1  # (JSON keys are strings)
+        if tid < 0:
+            raise KeyError(key)
+        return tid
+
+    def __contains__(self, key) -> bool:
+        if self._parsed is not None:
+            return key in self._parsed
+        return isinstance(key, str) and self._form.id_of(key) >= 0
+
+    def __iter__(self):
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return self._form.n_vocab
+
+    def ids(self) -> list:
+        """Every id (in no particular order), without parsing the text."""
+        return self._form.ids()
+
+    def __reduce__(self):
+        return dict, (self._all(),)
+
+
+class FileMerges(_InText, Sequence):
+    """A ``tokenizer.json`` merge list left as JSON text, parsed when first read."""
+
+    def __init__(self, text: bytes, count: int):
+        super().__init__(text)
+        self._count = count
+
+    def __getitem__(self, i):
+        return self._all()[i]
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __reduce__(self):
+        return tuple, (self._all(),)
 
 
 def _has_byte_level(pre) -> bool:
@@ -354,8 +474,20 @@ def find_file(path: PathLike) -> tuple[str, Optional[str]]:
 def read(path: PathLike) -> HFFile:
     """Read a ``tokenizer.json`` (and the ``tokenizer_config.json`` beside it, if any)."""
     json_path, config_path = find_file(path)
-    data = _load_json(json_path)
+    text = _read_bytes(json_path)
     r = _Reader(json_path)
+    data = None
+    compiled = _backend.active()
+    spans = compiled.json_model_spans(text) if compiled.byte_level_form is not None else None
+    if spans is not None:  # the rest parsed here, the vocabulary and merges later (_Reader.model)
+        v0, v1, m0, m1 = spans
+        try:
+            data = json.loads(b"".join((text[:v0], b"{}", text[v1:m0], b"[]", text[m1:])))
+            r.text, r.spans = text, spans
+        except ValueError:
+            data = None  # (the whole file's parse names the error's place)
+    if data is None:
+        data = _parse_json(json_path, text)
     data = r.obj(data, "")
     # "truncation" and "padding" shape batches, not the ids of a text: not applied (README)
     normalizer = None if data.get("normalizer") is None else r.normalizer(data["normalizer"], "normalizer")
@@ -365,7 +497,7 @@ def read(path: PathLike) -> HFFile:
     decoder = None if data.get("decoder") is None else r.decoder(data["decoder"], "decoder")
     model = r.model(data["model"], byte_level=_has_byte_level(pre))
     post = None if data.get("post_processor") is None else r.post_processor(data["post_processor"], "post_processor")
-    added = r.added_tokens(data.get("added_tokens") or [], model.vocab)
+    added = r.added_tokens(data.get("added_tokens") or [], model)
     config: dict = {}
     if config_path is not None:
         raw = _load_json(config_path)
@@ -379,12 +511,19 @@ def read(path: PathLike) -> HFFile:
     return HFFile(model, normalizer, pre, post, decoder, added, config)
 
 
-def _load_json(path: str):
+def _read_bytes(path: str) -> bytes:
     try:
         with open(path, "rb") as f:
-            raw = f.read()
+            return f.read()
     except OSError as exc:
         raise TokenizerFileError(path, f"cannot read the file: {exc.strerror or exc}") from None
+
+
+def _load_json(path: str):
+    return _parse_json(path, _read_bytes(path))
+
+
+def _parse_json(path: str, raw: bytes):
     try:
         return json.loads(raw)
     except UnicodeDecodeError:
@@ -394,8 +533,8 @@ def _load_json(path: str):
 
 
 def model_to_hf(model: MergeBPE) -> dict:
-    merges: list = [f"{a} {b}" for a, b in model.merges] if model.merges_as_strings else \
-        [[a, b] for a, b in model.merges]
+    merges: list = [f"{a} {b}" for a, b in model.pairs] if model.merges_as_strings else \
+        [[a, b] for a, b in model.pairs]
     return {"type": "BPE", "dropout": None, "unk_token": model.unk_token,
             "continuing_subword_prefix": model.continuing_subword_prefix,
             "end_of_word_suffix": model.end_of_word_suffix, "fuse_unk": model.fuse_unk,

@@ -19,9 +19,10 @@ boundary.  This module does not split text or know special tokens.
 
 from __future__ import annotations
 
+import array
 import heapq
 from itertools import accumulate
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import Optional
 
@@ -59,7 +60,8 @@ class MergeBPE:
     """Hugging Face's BPE model (``"type": "BPE"`` in ``tokenizer.json``)."""
 
     vocab: dict                       # token string -> id
-    merges: tuple                     # ((left, right), ...) in priority order
+    merges: tuple                     # in priority order: (left, right) pairs, or a file's
+                                      # "left right" strings / [left, right] lists (``pairs``)
     unk_token: Optional[str] = None
     fuse_unk: bool = False
     byte_fallback: bool = False
@@ -69,7 +71,16 @@ class MergeBPE:
     byte_level: bool = True           # pieces arrive in GPT-2's byte alphabet (a ByteLevel stage)
     merges_as_strings: bool = False   # how the file wrote them ("a b"), kept for writing back
 
+    def __getstate__(self) -> dict:
+        """The fields alone: the caches (``triples``, ``byte_form``, ...) are made again on use."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
     # ------------------------------------------------------------------ the exact rule
+
+    @cached_property
+    def pairs(self) -> tuple:
+        """The merges as (left, right) string pairs, in priority order."""
+        return tuple(tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in self.merges)
 
     @cached_property
     def triples(self) -> list:
@@ -77,9 +88,9 @@ class MergeBPE:
         vocab = self.vocab
         prefix = self.continuing_subword_prefix
         if not prefix:
-            return [(vocab[a], vocab[b], vocab[a + b]) for a, b in self.merges]
+            return [(vocab[a], vocab[b], vocab[a + b]) for a, b in self.pairs]
         cut = len(prefix)
-        return [(vocab[a], vocab[b], vocab[a + (b[cut:] if b.startswith(prefix) else b)]) for a, b in self.merges]
+        return [(vocab[a], vocab[b], vocab[a + (b[cut:] if b.startswith(prefix) else b)]) for a, b in self.pairs]
 
     @cached_property
     def _pairs(self) -> dict:
@@ -163,62 +174,81 @@ class MergeBPE:
             return False
         return all(ch in self.vocab for ch in byte_to_char().values())
 
-    def merge_form(self) -> Optional[tuple]:
-        """``(tokens, decode_only, triples)`` for the compiled core's merge-list rule (bpe/
-        _merges.pxi), when the model is byte-level with every byte and no prefix or suffix:
-        ``tokens`` maps the bytes of each byte-level vocabulary string to its id,
-        ``decode_only`` the others (bytes -> id), ``triples`` lists (left, right, new) ids
-        in merge order."""
-        if not self._plain_byte_level():
-            return None
+    def byte_form(self, compiled=None):
+        """The :class:`ByteForm` both compiled rules are built from, for a byte-level model
+        with every byte and no prefix or suffix (else ``None``).  ``compiled``: the compiled
+        core's ``byte_level_form`` (bpe/_vocab_form.pxi), which gives the same tables for
+        the common file in a fraction of the time (as a ``VocabTables``, with the same
+        attributes), and ``None`` where this general version decides.  Computed once."""
+        form = self.__dict__.get("_byte_form")
+        if form is not None or not self._plain_byte_level():
+            return form
+        if compiled is not None:
+            form = compiled(self.vocab, self.merges)
+        if form is None:
+            form = self._byte_form_here()
+        self.__dict__["_byte_form"] = form  # (frozen: a cache, as cached_property keeps one)
+        return form
+
+    def _byte_form_here(self) -> "ByteForm":
         vocab = self.vocab
         as_bytes = self._vocab_bytes
         tokens = {data: vocab[token] for token, data in as_bytes.items()}
-        if len(tokens) != len(as_bytes):
-            return None  # two strings for the same bytes
         decode_only = {token.encode("utf-8"): tid for token, tid in vocab.items() if token not in as_bytes}
-        return tokens, decode_only, self.triples
+        triples = self.triples
+        first: list = []
+        made: set = set()
+        seen: set = set()
+        shape, last = True, -1
+        for a, b, tid in triples:
+            if tid not in made:
+                made.add(tid)
+                first.append((tid, a, b))
+            if shape:
+                shape = tid >= last and (a, b) not in seen
+                last = tid
+                seen.add((a, b))
+        unmade = sorted((data for data, tid in tokens.items() if len(data) > 1 and tid not in made), key=tokens.get)
+        return ByteForm(tokens, decode_only, pack_ids(triples), pack_ids(first) if shape else None, unmade)
+
+    def merge_form(self, compiled=None) -> Optional[tuple]:
+        """``(tokens, decode_only, triples)`` of :meth:`byte_form`, for the compiled core's
+        merge-list rule (bpe/_merges.pxi), or ``None``."""
+        form = self.byte_form(compiled)
+        return None if form is None else (form.tokens, form.decode_only, form.triples)
 
     # ------------------------------------------------------------------ the rank form
 
-    def rank_form(self) -> Optional[tuple]:
-        """``(ranks, decode_only, first_merges)`` when the model is byte-level and shaped like a
+    def rank_form(self, compiled=None) -> Optional[tuple]:
+        """``(ranks, decode_only, first)`` when the model is byte-level and shaped like a
         rank table, else ``None``: every byte present, no prefix or suffix, each merge's token
         id at least the one before (merge order = id order), no pair listed twice, and tokens
         no merge makes either absent or (without ``ignore_merges``) never produced.
-        ``ranks`` maps token bytes to id, ``first_merges`` maps each merged token's id to the
-        ids of the first pair that makes it.  Whether the two rules then agree on every input
-        is :func:`equivalent_ranks`'s question."""
-        if not self._plain_byte_level():
+        ``ranks`` maps token bytes to id (it is the byte form itself when that holds just
+        the ranks: an ``Encoder`` takes either), ``first`` (packed) each merged token's first
+        merge (:meth:`byte_form`).  Whether the two rules then agree on every input is
+        :func:`equivalent_ranks`'s question."""
+        form = self.byte_form(compiled)
+        if form is None or form.first is None:
             return None
-        vocab = self.vocab
-        triples = self.triples
-        if len({(a, b) for a, b, _ in triples}) != len(triples):
-            return None
-        first: dict[int, tuple[int, int]] = {}
-        last_id = -1
-        for a, b, tid in triples:
-            if tid < last_id:
-                return None
-            last_id = tid
-            if tid not in first:
-                first[tid] = (a, b)
-        as_bytes = self._vocab_bytes
-        ranks: dict[bytes, int] = {}
-        decode_only: dict[bytes, int] = {}
-        for token, tid in vocab.items():
-            data = as_bytes.get(token)
-            if data is not None and (len(token) == 1 or tid in first):
-                ranks[data] = tid
-            elif self.ignore_merges and data is not None:
-                return None  # a whole piece could be it, but no merge makes it
-            else:
-                decode_only[data if data is not None else token.encode("utf-8")] = tid
-        if len(ranks) + len(decode_only) != len(vocab):
-            return None  # two tokens spell the same bytes
-        return ranks, decode_only, first
+        ranks, decode_only = form, form.decode_only
+        if form.unmade:  # never produced by the merge list: decodable only
+            if self.ignore_merges:
+                return None  # a whole piece could be one
+            ranks, decode_only = dict(form.tokens), dict(decode_only)
+            for data in form.unmade:
+                if data in decode_only:
+                    return None  # two tokens spell the same bytes
+                decode_only[data] = ranks.pop(data)
+        return ranks, decode_only, form.first
 
     # ------------------------------------------------------------------ decoding
+
+    @cached_property
+    def ids(self) -> frozenset:
+        """Every id of the vocabulary."""
+        fast = getattr(self.vocab, "ids", None)  # (a vocabulary left in its file: bpe.io.huggingface)
+        return frozenset(fast() if fast is not None else self.vocab.values())
 
     @cached_property
     def id_to_token(self) -> dict:
@@ -234,11 +264,39 @@ class MergeBPE:
         return token.encode("utf-8")
 
 
+@dataclass(frozen=True, eq=False)
+class ByteForm:
+    """A byte-level merge list as the compiled rules take it (:meth:`MergeBPE.byte_form`)."""
+
+    tokens: dict           # the bytes of each byte-level vocabulary string -> its id
+    decode_only: dict      # the UTF-8 bytes of the other strings -> id
+    triples: bytes         # (left, right, new) ids in merge order, packed (pack_ids)
+    first: Optional[bytes]  # packed (id, left, right): the first merge making each merged token,
+                           # in merge order; None when a pair is listed twice or a merge makes a
+                           # smaller id than the one before (no rank table can then agree)
+    unmade: list           # the multi-byte tokens no merge makes, in id order
+
+
 # display character -> the latin-1 character of its byte; the other characters below U+0100
 # map past latin-1, so that encoding a string that is not byte-level fails
 _DISPLAY_TO_LATIN1 = {ord(c): chr(b) for c, b in char_to_byte().items()}
 for _c in range(256):
     _DISPLAY_TO_LATIN1.setdefault(_c, "\uffff")
+
+
+_U32 = "I" if array.array("I").itemsize == 4 else "L"
+
+
+def pack_ids(triples) -> bytes:
+    """Id triples as native uint32, three per triple (as the compiled core reads them)."""
+    return array.array(_U32, [x for t in triples for x in t]).tobytes()
+
+
+def unpack_ids(packed: bytes) -> list[tuple[int, int, int]]:
+    """The triples :func:`pack_ids` packed."""
+    flat = array.array(_U32)
+    flat.frombytes(packed)
+    return list(zip(flat[0::3], flat[1::3], flat[2::3]))
 
 
 def merge_ids(ids: list[int], pairs: dict) -> list[int]:
@@ -283,9 +341,9 @@ def merge_ids(ids: list[int], pairs: dict) -> list[int]:
     return [ids[i] for i in range(n) if alive[i]]
 
 
-def equivalent_ranks(first_merges: dict, core) -> bool:
+def equivalent_ranks(first_merges: bytes, core) -> bool:
     """Whether HF's merge-list rule and tiktoken's rank rule (ranks = ids) agree on every
-    input, given a rank form (:meth:`MergeBPE.rank_form`) and a core built on its table
+    input, given a rank form's ``first`` (:meth:`MergeBPE.rank_form`) and a core built on its table
     (whose ``first_split_mismatch`` computes the canonical splits).
 
     Why this suffices: under the rank rule every merge of parts a, b into a token T is T's
@@ -299,4 +357,4 @@ def equivalent_ranks(first_merges: dict, core) -> bool:
     fewer or more than two parts (the rank rule does not form it from its own bytes) fails
     the check.  A whole piece that is a token is that token under the rank rule; under the
     merge rule too, since its own merges form it."""
-    return core.first_split_mismatch([(tid, a, b) for tid, (a, b) in first_merges.items()]) < 0
+    return core.first_split_mismatch(first_merges) < 0
