@@ -56,8 +56,10 @@ cdef uint64_t hash_bytes(const uint8_t* data, Py_ssize_t n) noexcept nogil
 # Hugging Face's merge-list rule (bpe/_merges.pxi): its pair table; slots == NULL where an
 # encoder runs tiktoken's rank rule instead.
 ctypedef struct MergeList:
-    uint64_t* slots          # 2 words a slot, so that a probe reads one line: the key
-                             # (left id << 32 | right id; ML_EMPTY where free), then the value
-                             # (merge index << 32 | new id)
+    uint64_t* slots          # one word a slot: left id << 43 | right id << 22 | merge index
+                             # (all ones where free)
     Py_ssize_t mask          # slots - 1 (slots a power of two)
+    uint32_t* new_id         # the token each merge makes, by merge index
+    uint32_t* bytes2         # the merge index of the pair of byte tokens (b1, b2) at
+                             # [b1 << 8 | b2]: a piece's first lookups, from 256 KiB
     int ignore_merges        # a piece that is a token of the table is that token

@@ -584,7 +584,7 @@ cdef Py_ssize_t _piece_merged(Tables* tb, Local* loc, const uint8_t* p, Py_ssize
     # the piece is too long for it)
     cdef Py_ssize_t k = NOT_ENCODED, i
     if loc.ml != NULL:
-        k = ml_piece(loc.ml, &tb.table, tb.byte_rank, p, n, out)
+        k = ml_piece(loc.ml, &tb.cu, &tb.table, tb.byte_rank, p, n, out)
     elif n > tb.bt.min_bytes >= 0 and bt_usable(&tb.bt, &tb.table, tb.byte_rank):
         k = _bpe_backtrack(&tb.bt, &tb.table, tb.byte_rank, p, n, out)
     if k == NOT_ENCODED:
@@ -855,6 +855,10 @@ cdef class Encoder:
         cdef Py_ssize_t size = PyBytes_GET_SIZE(triples), n = size // (3 * sizeof(uint32_t)), i
         if size % (3 * sizeof(uint32_t)):
             raise ValueError(f"packed merge triples take a multiple of 12 bytes, got {size}")
+        if self.tb.table.n_ids >= ML_ID_LIMIT or n >= ML_INDEX_LIMIT:
+            raise OverflowError(f"the merge-list rule holds ids below {ML_ID_LIMIT:,} and fewer than "
+                                f"{ML_INDEX_LIMIT:,} merges; this table has {self.tb.table.n_ids:,} ids "
+                                f"and {n:,} merges")
         cdef uint32_t* ids = <uint32_t*>malloc(size + sizeof(uint32_t))
         if ids == NULL:
             raise MemoryError()
@@ -863,7 +867,8 @@ cdef class Encoder:
             for i in range(3 * n):
                 if ids[i] >= <uint32_t>self.tb.table.n_ids:
                     raise ValueError(f"merge {i // 3} names id {ids[i]}, outside the table")
-            ml_build(&self.tb.ml, ids, n, ignore_merges)
+            ml_build(&self.tb.ml, ids, n, ignore_merges, self.tb.byte_rank)
+            ml_char_units(&self.tb.cu, &self.tb.ml, &self.tb.table, self.tb.byte_rank, ids, n)
         except BaseException:
             ml_free(&self.tb.ml)
             raise
@@ -1058,6 +1063,16 @@ cdef class Encoder:
         yet); -1 when the table could not be built."""
         return self._units_in(&self.tb.cu.chars)
 
+    def _char_units_with_contexts(self):
+        """For tests: how many of those characters have context strings that keep them
+        bytes in some places (the " " flag included); -1 when unavailable."""
+        cdef Py_ssize_t i, k = 0
+        if self._units_in(&self.tb.cu.chars) < 0:
+            return -1
+        for i in range(1 << self.tb.cu.chars.bits):
+            k += (self.tb.cu.chars.slots[i].value & (CU_CONTEXTS | CU_AFTER_SPACE)) != 0
+        return k
+
     def _spaced_units_size(self):
         """For tests: for how many characters c a piece's leading " " + c may start as one
         unit (built on this call if not yet); -1 when the table could not be built."""
@@ -1099,7 +1114,8 @@ cdef class Encoder:
                 raise MemoryError()
             loc = _local(self.gen, NULL, self.pairs)
             if max_rank < 0 and self.tb.ml.slots != NULL:  # HF's rule (the canonical splits stay the rank rule's)
-                k = ml_piece(&self.tb.ml, &self.tb.table, self.tb.byte_rank, <const uint8_t*>PyBytes_AS_STRING(piece), n, out)
+                k = ml_piece(&self.tb.ml, &self.tb.cu, &self.tb.table, self.tb.byte_rank,
+                             <const uint8_t*>PyBytes_AS_STRING(piece), n, out)
             else:
                 k = bpe_piece(&self.tb, &loc, <const uint8_t*>PyBytes_AS_STRING(piece), n, max_rank, out)
             if k < 0:

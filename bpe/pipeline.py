@@ -101,7 +101,10 @@ def build_core(pipeline: Pipeline, backend, added: dict) -> tuple:
             core = None  # the merge list's table holds tokens the rank table leaves out
     if core is None:  # (else the same table: the core switches rules)
         core = encoder_class(form, decode_only)
-    core.use_merge_list(form.triples, model.ignore_merges)
+    try:
+        core.use_merge_list(form.triples, model.ignore_merges)
+    except OverflowError:  # beyond the compiled table's fields: the stages run in Python
+        return None, {}, None
     return core, form, "merges"
 
 

@@ -18,7 +18,6 @@ import operator
 import os
 import threading
 import unicodedata
-from concurrent.futures import ThreadPoolExecutor
 from typing import AbstractSet, Collection, Iterable, Literal, Optional, Sequence, Union
 
 from . import _backend, byte_unicode, decoders, normalizers, special, training
@@ -929,7 +928,7 @@ def _usable_cpus() -> int:
         return len(os.sched_getaffinity(0)) or 1
     return os.cpu_count() or 1
 
-_pools: dict[int, ThreadPoolExecutor] = {}
+_pools: dict = {}  # size -> concurrent.futures.ThreadPoolExecutor
 _pools_lock = threading.Lock()
 
 
@@ -944,9 +943,11 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pools_after_fork)
 
 
-def _pool(num_threads: int) -> ThreadPoolExecutor:
+def _pool(num_threads: int):
     """A process-wide pool per size, kept between calls: its threads keep their warm
     thread-local piece caches, which fresh threads would have to refill."""
+    from concurrent.futures import ThreadPoolExecutor  # (here: most programs never start a pool)
+
     with _pools_lock:
         pool = _pools.get(num_threads)
         if pool is None:

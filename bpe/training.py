@@ -13,7 +13,6 @@ from __future__ import annotations
 import threading
 import unicodedata
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable, Iterator, Optional, Union
 
 import regex
@@ -77,7 +76,12 @@ def count_pretokens(
             except UnicodeEncodeError:
                 counter.add_text(repair_surrogates(segment), name)
 
-    pool = ThreadPoolExecutor(num_threads) if fast and num_threads > 1 else None
+    if fast and num_threads > 1:
+        from concurrent.futures import ThreadPoolExecutor  # (here: most runs count on one thread)
+
+        pool = ThreadPoolExecutor(num_threads)
+    else:
+        pool = None
     in_flight = threading.Semaphore(2 * num_threads)  # bounds the text held in memory
     futures: list = []
     batch: list[str] = []

@@ -8,6 +8,10 @@ the oracle.
   rank rule gives HF's ids; and it does say so for merge lists made the way BPE training makes
   them (each token's merge is its canonical split, merge order = id order).
 * The planner's choice (``Tokenizer._rule``) for such lists.
+* Whole-character units under the merge list (``ml_char_units`` in bpe/_merges.pxi): on
+  random lists over the bytes of a few multi-byte characters (merges inside characters,
+  across them, with spaces), the core with units on and off and HF agree on random texts of
+  those characters.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from bpe.models.bpe import MergeBPE, equivalent_ranks
 ALPHABET = b"ab c"
 
 
-def random_merge_list(rng: random.Random, n_merges: int, trained_like: bool):
+def random_merge_list(rng: random.Random, n_merges: int, trained_like: bool, alphabet: bytes = ALPHABET):
     """``(vocab, merges)`` in display strings: all 256 bytes, then merges of random pairs of
     existing tokens whose result is new.  ``trained_like``: each new token's merge is its
     canonical split (the two parts the rank rule ends with on its bytes, as BPE training
@@ -36,7 +40,7 @@ def random_merge_list(rng: random.Random, n_merges: int, trained_like: bool):
 
     vocab = {to_display(bytes([b])): b for b in range(256)}
     ranks = {bytes([b]): b for b in range(256)}
-    pool = [to_display(bytes([b])) for b in ALPHABET]
+    pool = [to_display(bytes([b])) for b in sorted(set(alphabet))]
     merges = []
     while len(merges) < n_merges:
         a, b = rng.choice(pool), rng.choice(pool)
@@ -141,3 +145,69 @@ def test_rules_disagree_fixture_runs_on_the_merge_list_rule(backend):
 
     tok = bpe.Tokenizer.from_hf(fixture_path("rules_disagree"))
     assert tok._rule == "merges"
+
+
+def test_merge_list_table_refuses_ids_beyond_its_fields():
+    """The compiled pair table packs ids in 21 bits (bpe/_merges.pxi): larger ids are refused
+    with a clear error (build_core then runs the model's stages in Python)."""
+    from bpe import _core
+    from bpe.models.bpe import pack_ids
+
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks[b"ab"] = (1 << 21) + 5
+    core = _core.Encoder(ranks, {})
+    with pytest.raises(OverflowError, match="ids below"):
+        core.use_merge_list(pack_ids([(97, 98, (1 << 21) + 5)]), False)
+    small = _core.Encoder({**{bytes([b]): b for b in range(256)}, b"ab": 256}, {})
+    small.use_merge_list(pack_ids([(97, 98, 256)]), False)
+    assert small.encode_pieces(["abab", "ba"]) == [256, 256, 98, 97]
+
+
+WIDE = "a é日本ж"
+
+
+def _units_against_hf(seed: int, tmp_path) -> tuple[int, int]:
+    """Check one random list; (characters admitted as units, those of them with context
+    strings)."""
+    from bpe import _core
+    from bpe.models.bpe import pack_ids
+
+    rng = random.Random(1000 + seed)
+    vocab, merges = random_merge_list(rng, 150, trained_like=False, alphabet=WIDE.encode())
+    for c in sorted(set(WIDE)):  # each character a token too, its merges anywhere in the list
+        data = c.encode()
+        for k in range(2, len(data) + 1):
+            left, right, whole = to_display(data[:k - 1]), to_display(data[k - 1:k]), to_display(data[:k])
+            if whole not in vocab:
+                vocab[whole] = len(vocab)
+                merges.insert(rng.randrange(len(merges) + 1), (left, right))
+    hf = hf_tokenizer(vocab, merges, tmp_path)
+    model = MergeBPE(vocab=vocab, merges=tuple(merges))
+    tokens, decode_only, triples = model.merge_form()
+    with_units, without = _core.Encoder(tokens, decode_only), _core.Encoder(tokens, decode_only)
+    for core in (with_units, without):
+        core.use_merge_list(triples, False)
+    without._set_char_units(False)
+    texts = ["".join(rng.choice(WIDE) for _ in range(rng.randint(1, 30))) for _ in range(300)]
+    texts += ["".join(rng.choice(WIDE) for _ in range(400)), "日本" * 100]
+    bad = []
+    for text in texts:
+        want = hf.encode(text, add_special_tokens=False).ids
+        got, plain = with_units.encode_pieces([text]), without.encode_pieces([text])
+        if not (got == want == plain == model.tokenize(text)):
+            bad.append((text[:20], want[:6], got[:6], plain[:6]))
+    assert not bad, bad[:3]
+    return with_units._char_units_size(), with_units._char_units_with_contexts()
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_merge_list_character_units_keep_hfs_ids(seed, tmp_path):
+    _units_against_hf(seed, tmp_path)
+
+
+def test_merge_list_character_units_are_used_and_refused(tmp_path):
+    """Across those random lists characters start whole, some of them only away from the
+    contexts that would break them (so the context strings are exercised)."""
+    counts = [_units_against_hf(seed, tmp_path) for seed in range(8)]
+    assert sum(units for units, _ in counts) >= 8 and sum(ctx for _, ctx in counts) >= 4, counts
+    assert any(units < 4 for units, _ in counts), counts  # (some of the four refused)

@@ -353,3 +353,36 @@ def test_vocabulary_read_from_the_text_is_the_parsed_one(name, shared, cython_ba
     assert isinstance(vocab, FileVocab) and dict(vocab) == data["vocab"]
     print(f"[hf files] {name}: {len(form.tokens):,} tokens and {len(form.triples) // 12:,} merges read "
           f"from the text in {seconds:.3f} s, equal to the general reading; rank-shaped: {form.first is not None}")
+
+
+#: contexts of one character c: inside a word, after a space, next to CJK, Cyrillic, accents,
+#: digits and punctuation, doubled (whole characters start on either side of these)
+CHAR_CONTEXTS = ["{c}", " {c}", "a{c}b", "日{c}本", "ж{c}ж", "é{c} ", "{c}{c}{c}", " {c}日", "1{c}.", "\u0915{c}"]
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_every_code_point_in_context_gives_hfs_ids(name, shared, cython_backend):
+    """Every code point (surrogates aside) in each context of CHAR_CONTEXTS, one per line in
+    documents of 512 lines: the compiled path (whole-character units under both rules)
+    gives HF's ids, and gives them with the units off too."""
+    path = _path(shared, name)
+    tok = _load(shared, name, "cython")
+    hf = tokenizers.Tokenizer.from_file(path)
+    points = [c for c in range(0x110000) if not 0xD800 <= c < 0xE000]
+    t0 = time.perf_counter()
+    bad, n_docs = [], 0
+    for ctx in CHAR_CONTEXTS:
+        docs = ["\n".join(ctx.format(c=chr(c)) for c in points[i:i + 512]) for i in range(0, len(points), 512)]
+        n_docs += len(docs)
+        want = [e.ids for e in hf.encode_batch(docs, add_special_tokens=False)]
+        got = tok.encode_batch(docs, allowed_special="all")
+        bad += [(ctx, d[:40]) for d, w, g in zip(docs, want, got) if w != g]
+    before = tok._core._set_char_units(False)
+    try:
+        off = tok.encode_batch(docs, allowed_special="all")
+    finally:
+        tok._core._set_char_units(before)
+    assert off == got  # (the last context's documents, units off)
+    print(f"[hf files] {name}: {len(points):,} code points x {len(CHAR_CONTEXTS)} contexts ({n_docs:,} documents), "
+          f"{len(bad)} documents differ, {time.perf_counter() - t0:.1f} s")
+    assert not bad, bad[:3]
