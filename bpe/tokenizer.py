@@ -461,8 +461,10 @@ class Tokenizer:
         if type(text) is str and not add_special_tokens:  # the usual arguments, resolved already
             if disallowed_special is _ALL and (allowed_special is _NO_SPECIALS or allowed_special is _ALL):
                 core_sets = self._default_sets[allowed_special is _ALL]
-                if core_sets is not None and (self._normalization is None or self._stable(text)):
-                    return self._encode_in_core(text, core_sets, False)
+                if core_sets is not None:
+                    core_text = text if self._normalization is None else self._core_form(text)
+                    if core_text is not None:
+                        return self._encode_in_core(core_text, core_sets, False)
             elif allowed_special is _NO_SPECIALS and type(disallowed_special) is tuple and not disallowed_special \
                     and not self._always:
                 return self._encode_plain(text)  # disallowed_special=(): everything is plain text
@@ -473,8 +475,10 @@ class Tokenizer:
 
     def _encode_checked(self, text: str, allowed_special, disallowed_special) -> list[int]:
         allowed, disallowed, core_sets = self._resolve_specials(allowed_special, disallowed_special)
-        if core_sets is not None and (self._normalization is None or self._stable(text)):
-            return self._encode_in_core(text, core_sets, False)
+        if core_sets is not None:
+            core_text = text if self._normalization is None else self._core_form(text)
+            if core_text is not None:
+                return self._encode_in_core(core_text, core_sets, False)
         if self._plan.staged:
             return self._encode_staged(text, allowed, disallowed)
         special.check_disallowed(text, disallowed)
@@ -502,8 +506,11 @@ class Tokenizer:
             raise TypeError(_not_str(text))
         allowed, disallowed, core_sets = self._resolve_specials(allowed_special, disallowed_special)
         out = array.array(_ID_TYPECODE)
-        if core_sets is not None and (self._normalization is None or self._stable(text)):
-            out.frombytes(self._encode_in_core(text, core_sets, True))
+        core_text = None
+        if core_sets is not None:
+            core_text = text if self._normalization is None else self._core_form(text)
+        if core_text is not None:
+            out.frombytes(self._encode_in_core(core_text, core_sets, True))
             return out
         special.check_disallowed(text, disallowed)
         out.extend(self.encode(text, allowed_special=allowed, disallowed_special=()))
@@ -529,18 +536,19 @@ class Tokenizer:
         if core_sets is not None:
             if self._normalization is None:  # the threads find the special tokens too
                 return self._encode_plain_batch(texts, num_threads, *core_sets)
-            # the texts the normalization leaves alone (see _stable) go to the threads; the
-            # others (each cut at its special tokens before normalizing) to the calling thread
-            stable = [i for i, t in enumerate(texts) if unicodedata.normalize(self._normalization, t) == t]
-            if len(stable) == len(texts):
-                return self._encode_plain_batch(texts, num_threads, *core_sets, normalized=True)
-            if stable:
+            # the texts the core may encode (see _core_form) go to the threads; the others
+            # (each cut at its added tokens before normalizing) to the calling thread
+            forms = [self._core_form(t) for t in texts]
+            ready = [i for i, t in enumerate(forms) if t is not None]
+            if len(ready) == len(texts):
+                return self._encode_plain_batch(forms, num_threads, *core_sets, normalized=True)
+            if ready:
                 for text in texts:  # the first text with a disallowed token raises, as one batch
                     special.check_disallowed(text, disallowed)
                 out: list = [None] * len(texts)
-                done = self._encode_plain_batch([texts[i] for i in stable], num_threads, *core_sets,
+                done = self._encode_plain_batch([forms[i] for i in ready], num_threads, *core_sets,
                                                 normalized=True)
-                for i, ids in zip(stable, done):
+                for i, ids in zip(ready, done):
                     out[i] = ids
                 for i, ids in enumerate(out):
                     if ids is None:
@@ -584,13 +592,29 @@ class Tokenizer:
         would only slow it down."""
         return self._encode_plain_batch(_check_texts(texts), num_threads)
 
-    def _stable(self, text: str) -> bool:
-        """Whether the normalization leaves ``text`` as it is.  Then the special tokens can be
-        found in the text itself, in the core: every stretch between them is unchanged by the
-        normalization too (a substring of a text in a normal form is in it: its compositions
-        and mark order are the text's own), which is what finding them first and normalizing
-        each stretch (HF's order) would give."""
-        return unicodedata.normalize(self._normalization, text) == text
+    def _core_form(self, text: str) -> Optional[str]:
+        """What the core may encode for ``text`` under a Unicode-form normalization: the text
+        itself where the normalization leaves it alone (the special tokens can then be found
+        in it: every stretch between them is unchanged too, since a substring of a text in a
+        normal form is in it, which is what finding them first and normalizing each stretch,
+        HF's order, would give); its normal form where neither holds the text of any added
+        token (HF then normalizes it whole and finds none); else None (stage by stage)."""
+        normal = unicodedata.normalize(self._normalization, text)
+        if normal == text:
+            return text
+        finder = self._added_finder
+        if finder is None or (finder.find(text) is None and finder.find(normal) is None):
+            return normal
+        return None
+
+    @property
+    def _added_finder(self):
+        """The backend's ``Specials`` of every added token's text (None: no added tokens)."""
+        finder = self.__dict__.get("_finder", False)
+        if finder is False:
+            tokens = {t.content.encode("utf-8"): t.id for t in self._pipeline.added_tokens}
+            finder = self.__dict__["_finder"] = self._core.specials(tokens) if tokens else None
+        return finder
 
     def _encode_in_core(self, text: str, core_sets: tuple, packed: bool):
         """The backend's ``encode_text`` with the compiled sets of :meth:`_core_specials`

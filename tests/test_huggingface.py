@@ -231,3 +231,25 @@ def test_to_hf_round_trip(backend, name, tmp_path):
         if not (original == rewritten == ours == back):
             problems.append(f"{text!r}: HF {original}, HF(written) {rewritten}, bpe {ours}, bpe(written) {back}")
     assert problems == [], "\n".join(problems[:20])
+
+
+def test_text_the_normalization_changes_runs_in_the_core(backend, monkeypatch):
+    """An NFC file (qwen_like): a text that NFC changes and that holds no added token goes
+    to the core in its normal form, single and batched (the stages are not run), and gives
+    HF's ids; one that holds an added token is still cut at it before it is normalized."""
+    path = fixture_path("qwen_like")
+    tok = bpe.Tokenizer.from_hf(path)
+    decomposed = ["Cafe\u0301 de\u0301ja\u0300 vu, nai\u0308ve", "A\u030a ro\u0308d \u1100\u1161\u11a8 ha\u0301"]
+    assert all(unicodedata.normalize("NFC", t) != t for t in decomposed)
+    staged = []  # calls of the Python-side paths
+    for name in ("_encode_staged", "_encode_plain"):
+        real = getattr(tok, name)
+        monkeypatch.setattr(tok, name, lambda *a, real=real: staged.append(a) or real(*a))
+    for text in decomposed:
+        assert tok.encode(text, allowed_special="all") == hf_ids(path, text)
+    assert tok.encode_batch(decomposed, allowed_special="all") == [hf_ids(path, t) for t in decomposed]
+    assert staged == []
+    with_token = "nai\u0308ve<think>x"
+    assert tok._core_form(with_token) is None and tok._core_form(decomposed[0]) is not None
+    assert tok.encode(with_token, allowed_special="all") == hf_ids(path, with_token)
+    assert staged  # (the patch sees those paths)
