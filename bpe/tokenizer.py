@@ -830,6 +830,20 @@ class Tokenizer:
             raise KeyError(f"{token!r} is not a token id of this tokenizer (ids run 0..{self.max_token_value})")
         return s
 
+    def decode_stream(self, skip_special_tokens: bool = False) -> decoders.DecodeStream:
+        """A :class:`~bpe.decoders.DecodeStream` for ids that arrive one at a time (a model
+        generating): ``step(id)`` returns the text completed so far or None, ``flush()`` the
+        rest; joined, they are ``decode(ids)`` (with ``skip_special_tokens``, of the ids that
+        are not special tokens).  Each step costs about one token's work."""
+        skip = frozenset(self._special_tokens.values()) if skip_special_tokens else frozenset()
+        if self._plan.bytes_decode:
+            return decoders.DecodeStream(token_bytes=self._core.token_bytes, skip=skip)
+        is_byte = getattr(self._pipeline.decoder, "byte_fallback_in_chain", None)
+        strings = self._token_string
+        return decoders.DecodeStream(
+            decode=self._decode_staged, skip=skip,
+            is_byte_token=(lambda t: decoders.is_byte_token(strings(t))) if is_byte else None)
+
     def _decode_staged(self, tokens: Iterable[int]) -> str:
         strings = [self._token_string(t) for t in list(tokens)]
         decoder = self._pipeline.decoder

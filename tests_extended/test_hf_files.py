@@ -386,3 +386,24 @@ def test_every_code_point_in_context_gives_hfs_ids(name, shared, cython_backend)
     print(f"[hf files] {name}: {len(points):,} code points x {len(CHAR_CONTEXTS)} contexts ({n_docs:,} documents), "
           f"{len(bad)} documents differ, {time.perf_counter() - t0:.1f} s")
     assert not bad, bad[:3]
+
+
+@pytest.mark.parametrize("name", FILES + ["cl100k_base", "o200k_base"])
+def test_streaming_decode_of_the_corpora(name, shared, corpus, cython_backend):
+    """decode_stream over the ids of the first 200,000 characters of every corpus file, one
+    id at a time: the outputs joined are decode(ids) (and the text itself)."""
+    tok = bpe.get_encoding(name) if name.endswith("_base") else _load(shared, name, "cython")
+    n_ids = steps_out = 0
+    t0 = time.perf_counter()
+    for c in CORPORA:
+        text = corpus(c)[:200_000]
+        ids = tok.encode(text, allowed_special="all")
+        stream = tok.decode_stream()
+        outs = [stream.step(i) for i in ids]
+        joined = "".join(o for o in outs if o is not None) + stream.flush()
+        assert joined == tok.decode(ids) == text, c
+        n_ids += len(ids)
+        steps_out += sum(o is not None for o in outs)
+    seconds = time.perf_counter() - t0
+    print(f"[hf files] {name} decode_stream: {n_ids:,} ids from {len(CORPORA)} corpora, {steps_out:,} steps gave "
+          f"text, joined == decode == text ({seconds:.1f} s with the encodes)")
