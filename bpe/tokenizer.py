@@ -830,6 +830,82 @@ class Tokenizer:
             raise KeyError(f"{token!r} is not a token id of this tokenizer (ids run 0..{self.max_token_value})")
         return s
 
+    # ---------------------------------------------------------------- readable tokens
+
+    def id_to_token(self, id: int) -> Optional[str]:
+        """The readable string of an id (HF's names and ``None`` for an unknown id): an added
+        token's text, a ``tokenizer.json`` vocabulary string, or a rank table's bytes in
+        GPT-2's display characters (``"Ġworld"``, see ``bpe.byte_unicode``)."""
+        token_id = _check_id(id)
+        s = self._added_strings.get(token_id)
+        if s is not None:
+            return s
+        model = self._pipeline.model
+        if isinstance(model, MergeBPE):
+            return model.id_to_token.get(token_id)
+        try:
+            return byte_unicode.to_display(self._core.token_bytes(token_id))
+        except KeyError:
+            return None
+
+    def token_to_id(self, token: str) -> Optional[int]:
+        """The id of a readable token string (:meth:`id_to_token`'s inverse), or ``None``."""
+        if not isinstance(token, str):
+            raise TypeError(f"token must be str, got {type(token).__name__}")
+        found = self._added_ids.get(token)
+        if found is not None:
+            return found
+        model = self._pipeline.model
+        if isinstance(model, MergeBPE):
+            return model.vocab.get(token)
+        try:
+            data = byte_unicode.from_display(token)
+        except KeyError:
+            return None
+        found = self._mergeable_ranks.get(data)
+        return found if found is not None else model.decode_only.get(data)
+
+    def get_vocab(self) -> dict[str, int]:
+        """Every readable token string -> id, added tokens included (HF's ``get_vocab()``)."""
+        model = self._pipeline.model
+        if isinstance(model, MergeBPE):
+            vocab = dict(model.vocab)
+        else:
+            display = byte_unicode.to_display
+            vocab = {display(data): tid for data, tid in self._mergeable_ranks.items()}
+            vocab.update((display(data), tid) for data, tid in model.decode_only.items())
+        vocab.update(self._added_ids)
+        return vocab
+
+    def convert_ids_to_tokens(self, ids, skip_special_tokens: bool = False):
+        """transformers' name: :meth:`id_to_token` of an id, or of each id of a list (special
+        tokens left out with ``skip_special_tokens``); ``KeyError`` for an unknown id."""
+        if not isinstance(ids, (list, tuple)):
+            return self._readable(ids)
+        special = set(self._special_tokens.values()) if skip_special_tokens else ()
+        return [self._readable(i) for i in ids if i not in special]
+
+    def _readable(self, token_id) -> str:
+        s = self.id_to_token(token_id)
+        if s is None:
+            raise KeyError(f"{token_id!r} is not a token id of this tokenizer (ids run 0..{self.max_token_value})")
+        return s
+
+    def convert_tokens_to_ids(self, tokens):
+        """transformers' name: :meth:`token_to_id` of a string, or of each of a list (``None``
+        for a string that is no token)."""
+        if isinstance(tokens, str):
+            return self.token_to_id(tokens)
+        return [self.token_to_id(t) for t in tokens]
+
+    def convert_tokens_to_string(self, tokens: Sequence[str]) -> str:
+        """Readable token strings back to text: the decoder of the pipeline on them (byte-level
+        ones: their display characters as bytes, then UTF-8 with U+FFFD for bad bytes)."""
+        ids = [self.token_to_id(t) for t in tokens]
+        if None in ids:
+            raise KeyError(f"{tokens[ids.index(None)]!r} is not a token of this tokenizer")
+        return self.decode(ids)
+
     def decode_stream(self, skip_special_tokens: bool = False) -> decoders.DecodeStream:
         """A :class:`~bpe.decoders.DecodeStream` for ids that arrive one at a time (a model
         generating): ``step(id)`` returns the text completed so far or None, ``flush()`` the
