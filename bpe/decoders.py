@@ -11,6 +11,7 @@ UTF-8), ``Fuse`` (one string), ``Strip`` (a character off each token's ends), ``
 
 from __future__ import annotations
 
+import codecs
 from dataclasses import dataclass
 from typing import Optional
 
@@ -192,8 +193,6 @@ class DecodeStream:
 
     def __init__(self, *, token_bytes=None, decode=None, skip: frozenset = frozenset(),
                  is_byte_token=None):
-        import codecs
-
         self._token_bytes = token_bytes
         self._decode = decode
         self._skip = skip

@@ -135,6 +135,10 @@ class Tokenizer:
         self._regex = None if run.on_scanner or run.pattern_source is None else \
             patterns.compile_pattern(run.pattern_source)
         self._normalization = run.unicode_form
+        # every added token's text, found in the core (see _core_form)
+        added_texts = {t.content.encode("utf-8"): t.id for t in added}
+        self._added_finder = self._core.specials(added_texts) \
+            if run.unicode_form is not None and added_texts and self._core is not None else None
         self._merges = list(model.merges) if isinstance(model, RankBPE) and model.merges is not None else None
         self._recovered_merges: Optional[list[tuple[bytes, bytes]]] = None
         self._training_curve: Optional[list[tuple[int, int]]] = None
@@ -607,15 +611,6 @@ class Tokenizer:
             return normal
         return None
 
-    @property
-    def _added_finder(self):
-        """The backend's ``Specials`` of every added token's text (None: no added tokens)."""
-        finder = self.__dict__.get("_finder", False)
-        if finder is False:
-            tokens = {t.content.encode("utf-8"): t.id for t in self._pipeline.added_tokens}
-            finder = self.__dict__["_finder"] = self._core.specials(tokens) if tokens else None
-        return finder
-
     def _encode_in_core(self, text: str, core_sets: tuple, packed: bool):
         """The backend's ``encode_text`` with the compiled sets of :meth:`_core_specials`
         (two arguments, not ``*core_sets``: a starred call costs 0.1 us more)."""
@@ -820,16 +815,6 @@ class Tokenizer:
             return self._decode_staged(tokens)
         return self._core.decode_bytes(tokens).decode("utf-8", errors=errors)
 
-    def _token_string(self, token: int) -> str:
-        """The vocabulary string of an id (the added token's text for an added token)."""
-        token_id = _check_id(token)
-        s = self._added_strings.get(token_id)
-        if s is None and isinstance(self._pipeline.model, MergeBPE):
-            s = self._pipeline.model.id_to_token.get(token_id)
-        if s is None:
-            raise KeyError(f"{token!r} is not a token id of this tokenizer (ids run 0..{self.max_token_value})")
-        return s
-
     # ---------------------------------------------------------------- readable tokens
 
     def id_to_token(self, id: int) -> Optional[str]:
@@ -881,11 +866,12 @@ class Tokenizer:
         """transformers' name: :meth:`id_to_token` of an id, or of each id of a list (special
         tokens left out with ``skip_special_tokens``); ``KeyError`` for an unknown id."""
         if not isinstance(ids, (list, tuple)):
-            return self._readable(ids)
+            return self._token_string(ids)
         special = set(self._special_tokens.values()) if skip_special_tokens else ()
-        return [self._readable(i) for i in ids if i not in special]
+        return [self._token_string(i) for i in ids if i not in special]
 
-    def _readable(self, token_id) -> str:
+    def _token_string(self, token_id) -> str:
+        """:meth:`id_to_token`, with ``KeyError`` for an unknown id."""
         s = self.id_to_token(token_id)
         if s is None:
             raise KeyError(f"{token_id!r} is not a token id of this tokenizer (ids run 0..{self.max_token_value})")

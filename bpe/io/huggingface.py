@@ -292,7 +292,9 @@ class _Reader:
         # the usual byte-level file: the compiled core reads its merges into tables in C,
         # which also proves each merge well-formed (the model keeps them as written)
         compiled = _backend.active().byte_level_form
-        if compiled is not None and byte_level and not prefix and not options["end_of_word_suffix"]:
+        if not (byte_level and not prefix and not options["end_of_word_suffix"]):
+            compiled = None  # (a shape only the general reading takes)
+        if compiled is not None:
             form = compiled(vocab, raw)
             if form is not None:  # (the compiled reading also checked the vocabulary's ids)
                 model = MergeBPE(vocab=vocab, merges=tuple(raw), **options)
@@ -315,6 +317,11 @@ class _Reader:
         model = MergeBPE(vocab=vocab, merges=tuple(merges), **options)
         if triples is not None:
             model.__dict__["triples"] = triples  # (the cached property, already computed)
+        if compiled is not None:  # the compiled reading gave up: the general one, once the merges are checked
+            try:
+                model.byte_form()
+            except ValueError:
+                pass  # (Tokenizer.from_hf reports it when it builds the core)
         return model
 
     def _check_vocab(self, vocab: dict, w: str) -> None:
