@@ -27,9 +27,14 @@ def test_vocabulary_and_lookups_are_hfs(backend, name):
         assert tok.id_to_token(i) == hf.id_to_token(i), i
     for s in list(vocab) + ["not a token", "", "Ġ" * 9, "<0xZZ>"]:
         assert tok.token_to_id(s) == hf.token_to_id(s), s
-    ids = [i for i in vocab.values()][:50]
-    assert tok.convert_ids_to_tokens(ids) == [hf.id_to_token(i) for i in ids]
-    assert tok.convert_tokens_to_ids(tok.convert_ids_to_tokens(ids)) == ids
+    # The first and last 40 ids by value (get_vocab's order follows the hash seed).  The
+    # round trip is HF's, not always the identity: HF shows a normalized added token by its
+    # normalized text ("Hello" -> "hello") and looks strings up by the text as given.
+    ids = sorted(vocab.values())
+    ids = ids[:40] + ids[-40:]
+    tokens = tok.convert_ids_to_tokens(ids)
+    assert tokens == [hf.id_to_token(i) for i in ids]
+    assert tok.convert_tokens_to_ids(tokens) == [hf.token_to_id(t) for t in tokens]
 
 
 def test_bundled_encoding_shows_bytes_as_display_characters(backend):
