@@ -641,6 +641,63 @@ def bench_hf(args) -> None:
                  "HF / bpe, with import"], load_rows))
 
 
+def bench_offsets(args) -> None:
+    """encode_with_offsets against bpe's own plain encode and against HF's encode (which
+    computes offsets), on the shared HF files and the bundled tiktoken encodings."""
+    print("\n## Offsets: encode_with_offsets against plain encode and HF tokenizers' encode "
+          "(MB/s, median; one call per ~8 KB document)")
+    import bpe
+
+    try:
+        import tokenizers
+    except ImportError:
+        tokenizers = None
+    base = shared_data()
+    subjects = [(name, bpe.get_encoding(name), None) for name in args.encodings]
+    if tokenizers is not None and base is not None and os.path.isdir(os.path.join(base, "hf")):
+        for name in HF_FILES:
+            path = os.path.join(base, "hf", name)
+            subjects.append((name, bpe.Tokenizer.from_hf(path),
+                             tokenizers.Tokenizer.from_file(os.path.join(path, "tokenizer.json"))))
+    rows = []
+    for name, tok, hf in subjects:
+        for group, files in GROUPS.items():
+            docs = documents(files, args.bytes_per_file)
+            n_bytes = sum(len(d.encode("utf-8")) for d in docs)
+            mine = [tok.encode_with_offsets(d, allowed_special="all") for d in docs]
+            wrong = sum(e.ids != tok.encode(d, allowed_special="all") for d, e in zip(docs, mine))
+            if hf is not None:
+                wrong += sum((e.ids, e.offsets, e.word_ids) != (h.ids, h.offsets, h.word_ids)
+                             for e, h in zip(mine, hf.encode_batch(docs, add_special_tokens=False)))
+            fns = {
+                "encode": lambda: [tok.encode(d, allowed_special="all") for d in docs],
+                "with_offsets": lambda: [tok.encode_with_offsets(d, allowed_special="all") for d in docs],
+                "with_offsets + lists": lambda: [(e.offsets, e.word_ids) for e in
+                                                 (tok.encode_with_offsets(d, allowed_special="all") for d in docs)],
+                "with_offsets batch 2 threads": lambda: tok.encode_with_offsets_batch(
+                    docs, allowed_special="all", num_threads=2),
+            }
+            if hf is not None:
+                fns["HF encode"] = lambda: [hf.encode(d, add_special_tokens=False) for d in docs]
+                fns["HF encode + lists"] = lambda: [(e.offsets, e.word_ids) for e in
+                                                    (hf.encode(d, add_special_tokens=False) for d in docs)]
+            before = {k: _after_a_pause(cold_start(tok) if not k.startswith("HF") else None) for k in fns}
+            speed = {k: n_bytes / v / 1e6 for k, v in interleaved(fns, args.rounds, before).items()}
+            ratio = lambda a, b: f"{speed[a] / speed[b]:.2f}x" if b in speed else "-"  # noqa: E731
+            rows.append([name, group, f"{n_bytes / 1e6:.2f} MB", str(wrong)]
+                        + [f"{speed[k]:.1f}" for k in ("encode", "with_offsets", "with_offsets + lists",
+                                                       "with_offsets batch 2 threads")]
+                        + [f"{speed['HF encode']:.1f}" if "HF encode" in speed else "-",
+                           ratio("with_offsets", "encode"), ratio("with_offsets", "HF encode"),
+                           ratio("with_offsets + lists", "HF encode + lists")])
+    print("\nbpe: encode / encode_with_offsets(allowed_special='all') (\"+ lists\": with .offsets and "
+          ".word_ids read); HF: encode(add_special_tokens=False); docs that differ: ids from encode, "
+          "or ids, offsets and word ids from HF:\n")
+    print(table(["tokenizer", "group", "input", "docs that differ", "encode", "with_offsets", "+ lists",
+                 "batch, 2 threads", "HF encode", "with_offsets / encode", "with_offsets / HF",
+                 "+ lists / HF + lists"], rows))
+
+
 def bench_train(args) -> None:
     from .training import bench_training
 
@@ -655,7 +712,7 @@ def bench_stream(args) -> None:
 
 SECTIONS = {"throughput": bench_throughput, "scripts": bench_scripts, "split": bench_split, "short": bench_short,
             "count": bench_count, "decode": bench_decode, "worst": bench_worst, "batch": bench_batch, "load": bench_load,
-            "hf": bench_hf, "train": bench_train, "stream": bench_stream}
+            "hf": bench_hf, "offsets": bench_offsets, "train": bench_train, "stream": bench_stream}
 
 
 def main(argv=None) -> int:

@@ -180,4 +180,40 @@ static inline Py_ssize_t bpe_ascii_run(const unsigned char* s, Py_ssize_t n, Py_
     return i;
 }
 
+/* How many bytes of p[:n] are UTF-8 continuation bytes (10xxxxxx), for the character
+   offsets of tokens: eight bytes at a time from bpe_word (bytes past n are zero there, no
+   continuation), bit 7 set and bit 6 clear in each byte counted with a popcount. */
+static inline Py_ssize_t bpe_continuations(const unsigned char* p, Py_ssize_t n) {
+    Py_ssize_t count = 0;
+    for (Py_ssize_t i = 0; i < n; i += 8) {
+        uint64_t w = bpe_word(p + i, n - i);
+        uint64_t m = w & ~(w << 1) & 0x8080808080808080ULL;
+#if defined(__GNUC__) || defined(__clang__)
+        count += __builtin_popcountll(m);
+#else
+        for (; m; m &= m - 1)
+            count++;
+#endif
+    }
+    return count;
+}
+
+/* The position of the first continuation byte of p[i:n], or n: eight bytes at a time. */
+static inline Py_ssize_t bpe_next_continuation(const unsigned char* p, Py_ssize_t n, Py_ssize_t i) {
+    for (; i < n; i += 8) {
+        uint64_t w = bpe_word(p + i, n - i);
+        uint64_t m = w & ~(w << 1) & 0x8080808080808080ULL;
+        if (m) {
+#if defined(__GNUC__) || defined(__clang__)
+            return i + (__builtin_ctzll(m) >> 3);
+#else
+            Py_ssize_t k = 0;
+            while (!(m & 0x80)) { m >>= 8; k++; }
+            return i + k;
+#endif
+        }
+    }
+    return n;
+}
+
 #endif /* BPE_C_HELPERS_H */

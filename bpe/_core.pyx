@@ -87,6 +87,8 @@ cdef extern from "_c_helpers.h":
     void bpe_pause() noexcept nogil
     int bpe_load_acquire(const int* p) noexcept nogil          # the lazily built tables' states
     void bpe_store_release(int* p, int v) noexcept nogil
+    Py_ssize_t bpe_continuations(const uint8_t* p, Py_ssize_t n) noexcept nogil  # offsets' characters
+    Py_ssize_t bpe_next_continuation(const uint8_t* p, Py_ssize_t n, Py_ssize_t i) noexcept nogil
 
 
 cdef extern from "_piece_cache.h":
@@ -116,6 +118,7 @@ cdef enum:
     PIECE_TOO_LONG = -2      # a pre-token of 2 GiB or more (ids are counted in 32 bits)
     NOT_ENCODED = -3         # the backtracking encoder leaves the piece to the merge loop
     FOUND_DISALLOWED = -4    # _encode_split: the text holds a disallowed special token
+    OFFSETS_DISAGREE = -5    # char_offsets: the word marks and token lengths disagree (a bug)
 
 
 cdef int _check_status(Py_ssize_t status) except -1:
@@ -123,6 +126,8 @@ cdef int _check_status(Py_ssize_t status) except -1:
     raised by the caller, which knows the text)."""
     if status == FOUND_DISALLOWED:
         raise RuntimeError("bpe: a disallowed special token was found but not reported")
+    if status == OFFSETS_DISAGREE:
+        raise RuntimeError("bpe: token offsets disagree with the text (please report this input)")
     if status == PIECE_TOO_LONG:
         raise ValueError("a single pre-token of 2 GiB or more cannot be encoded; split the text")
     if status < 0:
@@ -160,12 +165,18 @@ cdef list _id_list(PyObject** id_objs, const tok_t* ids, Py_ssize_t k):
     return out
 
 
+cdef tuple _offsets_result(PyObject** id_objs, const tok_t* block, Py_ssize_t k):
+    # (ids, offsets block) of a block from Encoder._encode_offsets (see encode_offsets)
+    return _id_list(id_objs, block, k), PyBytes_FromStringAndSize(<const char*>(block + k), 3 * k * sizeof(uint32_t))
+
+
 # --------------------------------------------------------------------------------------------
 # The parts, each using only what stands above it
 # --------------------------------------------------------------------------------------------
 
 include "_token_table.pxi"   # token bytes <-> id: the TokenTable of _core.pxd
 include "_vocab_form.pxi"    # a tokenizer.json vocabulary and merge list read into a table
+include "_offsets.pxi"       # character offsets and word ids of encoded tokens
 include "_specials.pxi"      # finding special-token text in UTF-8
 include "_backtrack.pxi"     # the backtracking encoder, for pieces over 256 bytes
 include "_charunits.pxi"     # whole-character units for the merge loop
@@ -793,13 +804,14 @@ cdef class Encoder:
         return 0
 
     cdef Py_ssize_t _encode_utf8(self, int pid, const uint8_t* p, Py_ssize_t n, tok_t* out,
-                                 bint lists) noexcept nogil:
+                                 bint lists, Words* words) noexcept nogil:
         """Split ``p[:n]`` with pattern ``pid`` and write the ids of every piece to ``out``
         (room for n ids).  Returns how many, or OUT_OF_MEMORY / PIECE_TOO_LONG.
 
         Pieces are found SCAN_AHEAD at a time (``_scan_ahead``, which prefetches what their
         lookups read), then encoded.  With ``lists`` (the ids will become a list of int
-        objects) each id's ``id_objs`` entry is prefetched as soon as the id is known."""
+        objects) each id's ``id_objs`` entry is prefetched as soon as the id is known.
+        ``words`` (or NULL) gets the end of every piece marked (see _offsets.pxi)."""
         cdef Py_ssize_t i = 0, k = 0, m, count, c, j
         cdef Py_ssize_t bounds[SCAN_AHEAD + 1]
         cdef uint64_t hashes[SCAN_AHEAD]
@@ -816,24 +828,30 @@ cdef class Encoder:
                     for j in range(k, k + m):
                         bpe_prefetch(&self.id_objs[out[j]])
                 k += m
+                if words != NULL:
+                    words_mark(words, words.k0 + k, words.b0 + bounds[c + 1])
             i = bounds[count]
         return k
 
     cdef Py_ssize_t _encode_split(self, int pid, const uint8_t* p, Py_ssize_t n, tok_t* out,
                                   bint lists, const SpecialSet* allowed,
-                                  const SpecialSet* disallowed) noexcept nogil:
+                                  const SpecialSet* disallowed, Words* words) noexcept nogil:
         """``_encode_utf8`` around special tokens: FOUND_DISALLOWED if ``p[:n]`` holds a token
         of ``disallowed``; else each token of ``allowed`` becomes its id and the text between
-        them is encoded on its own (as if it were a whole text).  Either set may be NULL."""
+        them is encoded on its own (as if it were a whole text).  Either set may be NULL.
+        ``words`` (or NULL): every piece's end and every special token's is marked."""
         cdef Py_ssize_t i = 0, k = 0, s, m, w = 0
         if disallowed != NULL and sp_find(disallowed, p, n, 0, &w) < n:
             return FOUND_DISALLOWED
         if allowed == NULL:
-            return self._encode_utf8(pid, p, n, out, lists)
+            return self._encode_utf8(pid, p, n, out, lists, words)
         while i < n:
             s = sp_find(allowed, p, n, i, &w)
             if s > i:
-                m = self._encode_utf8(pid, p + i, s - i, out + k, lists)
+                if words != NULL:
+                    words.k0 = k
+                    words.b0 = i
+                m = self._encode_utf8(pid, p + i, s - i, out + k, lists, words)
                 if m < 0:
                     return m
                 k += m
@@ -842,6 +860,8 @@ cdef class Encoder:
             out[k] = allowed.ids[w]
             k += 1
             i = s + allowed.lens[w]
+            if words != NULL:
+                words_mark(words, k, i)
         return k
 
     def use_merge_list(self, bytes triples, bint ignore_merges):
@@ -900,7 +920,7 @@ cdef class Encoder:
             raise MemoryError()
         try:
             with nogil:
-                k = self._encode_split(pid, p, n, out, not packed, a, d)
+                k = self._encode_split(pid, p, n, out, not packed, a, d, NULL)
             if k == FOUND_DISALLOWED:
                 _raise_disallowed([text], disallowed)
             _check_status(k)
@@ -910,13 +930,92 @@ cdef class Encoder:
         finally:
             free(out)
 
-    def batch(self, list texts, str pattern, Specials allowed=None, Specials disallowed=None):
+    cdef Py_ssize_t _encode_offsets(self, int pid, const uint8_t* p, Py_ssize_t n, const SpecialSet* allowed,
+                                    const SpecialSet* disallowed, tok_t** result) noexcept nogil:
+        """``_encode_split`` of ``p[:n]`` with every token's character offsets and word id (_offsets.pxi).  On success ``result[0]`` is one
+        malloc'd block that the caller frees: the k ids, then k starts, k ends and k word ids
+        (uint32); returns k, or a negative status (and ``result[0]`` is NULL)."""
+        cdef Words words
+        cdef Py_ssize_t k
+        cdef tok_t* block
+        cdef void* grown
+        result[0] = NULL
+        if n >= <Py_ssize_t>0xFFFFFFFF:
+            return PIECE_TOO_LONG
+        block = <tok_t*>malloc((n + 1) * sizeof(tok_t))
+        if block == NULL:
+            return OUT_OF_MEMORY
+        if words_alloc(&words, n) < 0:
+            free(block)
+            return OUT_OF_MEMORY
+        k = self._encode_split(pid, p, n, block, True, allowed, disallowed, &words)
+        if k >= 0:
+            grown = realloc(block, (4 * k + 1) * sizeof(tok_t))  # room for the offsets after the ids
+            if grown == NULL:
+                k = OUT_OF_MEMORY
+            else:
+                block = <tok_t*>grown
+                if char_offsets(&self.tb.table, p, n, block, k, &words, <uint32_t*>(block + k),
+                                <uint32_t*>(block + 2 * k), <uint32_t*>(block + 3 * k)) < 0:
+                    k = OFFSETS_DISAGREE
+        words_free(&words)
+        if k < 0:
+            free(block)
+            return k
+        result[0] = block
+        return k
+
+    def encode_offsets(self, str text, str pattern, Specials allowed=None, Specials disallowed=None):
+        """``encode_text(text, pattern, False, allowed, disallowed)`` with where each token came
+        from: ``(ids, block)``, ``block`` the token starts, ends and word ids (k native uint32
+        each, one after the other: ``bpe.encoding.unpack``), a token's character span being
+        ``text[start:end]`` (a token over part of a character spans that whole character)
+        and its word the index of its pre-token (a special token found in the text counts
+        as one); all computed without the GIL, the offsets in the pass that marks the words."""
+        self._check_ready()
+        cdef int pid = PATTERN_IDS[pattern] if pattern is not None else PAT_NONE
+        cdef Py_ssize_t n, k, status = 0
+        cdef const uint8_t* p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
+        cdef const SpecialSet* a = &allowed.s if allowed is not None else NULL
+        cdef const SpecialSet* d = &disallowed.s if disallowed is not None else NULL
+        cdef Words words
+        cdef list ids
+        cdef bytes block
+        cdef uint32_t* dst
+        if n >= <Py_ssize_t>0xFFFFFFFF:
+            _check_status(PIECE_TOO_LONG)
+        cdef tok_t* out = <tok_t*>malloc((n + 1) * sizeof(tok_t))
+        if out == NULL or words_alloc(&words, n) < 0:
+            free(out)
+            raise MemoryError()
+        try:
+            with nogil:
+                k = self._encode_split(pid, p, n, out, True, a, d, &words)
+            if k == FOUND_DISALLOWED:
+                _raise_disallowed([text], disallowed)
+            _check_status(k)
+            ids = _id_list(self.id_objs, out, k)
+            # the offsets are written straight into the bytes object returned
+            block = PyBytes_FromStringAndSize(NULL, 3 * k * sizeof(uint32_t))
+            dst = <uint32_t*>PyBytes_AS_STRING(block)
+            with nogil:
+                status = char_offsets(&self.tb.table, p, n, out, k, &words, dst, dst + k, dst + 2 * k)
+            if status < 0:
+                _check_status(OFFSETS_DISAGREE)
+            return ids, block
+        finally:
+            words_free(&words)
+            free(out)
+
+    def batch(self, list texts, str pattern, Specials allowed=None, Specials disallowed=None,
+              bint offsets=False):
         """A ``Batch`` that encodes each of ``texts`` like ``encode_text(t, pattern, False,
-        allowed, disallowed)``; call its ``run()`` (and ``help()`` from other threads), then
-        ``results()``.  Raises ``UnicodeEncodeError`` here if a text holds a lone surrogate."""
+        allowed, disallowed)`` (with ``offsets``: like ``encode_offsets``); call its ``run()``
+        (and ``help()`` from other threads), then ``results()``.  Raises
+        ``UnicodeEncodeError`` here if a text holds a lone surrogate."""
         self._check_ready()
         return Batch(self, texts, PATTERN_IDS[pattern] if pattern is not None else PAT_NONE,
-                     allowed, disallowed)
+                     allowed, disallowed, offsets)
 
     def count_text(self, str text, str pattern, Py_ssize_t limit=-1):
         """How many tokens ``encode_text`` would give, without building them; with
@@ -1288,11 +1387,13 @@ cdef class Batch:
     cdef Specials disallowed
     cdef const SpecialSet* a_set
     cdef const SpecialSet* d_set
+    cdef bint offsets           # each result is encode_offsets's (ids, block)
 
     def __cinit__(self, Encoder enc, list texts, int pid, Specials allowed=None,
-                  Specials disallowed=None):
+                  Specials disallowed=None, bint offsets=False):
         cdef Py_ssize_t t, size
         self.enc = enc
+        self.offsets = offsets
         self.allowed = allowed
         self.disallowed = disallowed
         self.a_set = &allowed.s if allowed is not None else NULL
@@ -1339,7 +1440,10 @@ cdef class Batch:
                 continue
             if not bpe_load_acquire(&self.ready[t]):
                 break
-            self.out[t] = _id_list(self.enc.id_objs, self.handed[t], self.handed_len[t])
+            if self.offsets:
+                self.out[t] = _offsets_result(self.enc.id_objs, self.handed[t], self.handed_len[t])
+            else:
+                self.out[t] = _id_list(self.enc.id_objs, self.handed[t], self.handed_len[t])
             free(self.handed[t])
             self.handed[t] = NULL
             self.done += 1
@@ -1351,27 +1455,34 @@ cdef class Batch:
         """Encode texts until none is left unclaimed and hand their ids to ``run()``, which
         builds their lists (safe to call from many threads at once; never takes the GIL while
         it works)."""
-        cdef Py_ssize_t t, m
-        cdef tok_t* buf
         cdef Encoder enc = self.enc
         with nogil:
-            while self.status == 0:
-                t = bpe_claim(&self.next)
-                if t >= self.n:
-                    break
+            self._hand_over(enc)
+
+    cdef void _hand_over(self, Encoder enc) noexcept nogil:
+        # help()'s work: claim texts, encode each into a buffer of its own, mark it ready
+        cdef Py_ssize_t t, m
+        cdef tok_t* buf
+        while self.status == 0:
+            t = bpe_claim(&self.next)
+            if t >= self.n:
+                break
+            if self.offsets:
+                m = enc._encode_offsets(self.pid, self.ptrs[t], self.lens[t], self.a_set, self.d_set, &buf)
+            else:
                 buf = <tok_t*>malloc((self.lens[t] + 1) * sizeof(tok_t))
                 if buf == NULL:
                     self.status = -1
                     break
                 m = enc._encode_split(self.pid, self.ptrs[t], self.lens[t], buf, True,
-                                      self.a_set, self.d_set)
-                if m < 0:
-                    free(buf)
-                    self.status = m
-                    break
-                self.handed[t] = buf
-                self.handed_len[t] = m
-                bpe_store_release(&self.ready[t], 1)
+                                      self.a_set, self.d_set, NULL)
+            if m < 0:
+                free(buf)
+                self.status = m
+                break
+            self.handed[t] = buf
+            self.handed_len[t] = m
+            bpe_store_release(&self.ready[t], 1)
 
     def run(self):
         """Encode texts until none is left unclaimed, build their lists and those of the texts
@@ -1383,8 +1494,11 @@ cdef class Batch:
         cdef Py_ssize_t held[BATCH_TEXTS]      # the texts encoded since the last lists
         cdef Py_ssize_t ends[BATCH_TEXTS]      # where each one's ids end in buf
         cdef Encoder enc = self.enc
+        if self.offsets:  # every text's block is handed over, this thread's too
+            with nogil:
+                self._hand_over(enc)
         try:
-            while True:
+            while not self.offsets:
                 n_held = 0
                 used = 0
                 with nogil:
@@ -1400,7 +1514,7 @@ cdef class Batch:
                                 break
                             buf = grown
                         m = enc._encode_split(self.pid, self.ptrs[t], self.lens[t], buf + used, True,
-                                              self.a_set, self.d_set)
+                                              self.a_set, self.d_set, NULL)
                         if m < 0:
                             self.status = m
                             break

@@ -81,16 +81,53 @@ class Encoder:
                 ids.extend(self.encode_pieces(pieces))
         return array.array(_ID_TYPECODE, ids).tobytes() if packed else ids
 
+    def encode_offsets(self, text: str, pattern: Optional[str], allowed: Optional["Specials"] = None,
+                       disallowed: Optional["Specials"] = None) -> tuple:
+        """``encode_text`` with where each token came from: ``(ids, block)``, the block the
+        token starts, ends and word ids (native uint32, one run after the other); a token spans the characters that hold its
+        first to last byte (a token over part of a character spans that whole character);
+        its word is the index of its pre-token (a special token found counts as one)."""
+        if disallowed is not None:
+            special.check_disallowed(text, disallowed.names)
+        data = text.encode("utf-8")
+        ids: list[int] = []
+        spans: list[int] = [0]  # the byte ends of the tokens, after a leading 0
+        words: list[int] = []
+        for segment, is_special in special.split(text, allowed.names if allowed is not None else frozenset()):
+            if is_special:
+                ids.append(allowed.ids[segment])  # type: ignore[union-attr]
+                spans.append(spans[-1] + len(segment.encode("utf-8")))
+                words.append(words[-1] + 1 if words else 0)
+                continue
+            pieces = _reference_scan.split(segment, pattern) if pattern is not None else [segment]
+            for piece in pieces:
+                word = words[-1] + 1 if words else 0
+                for tid in self.encode_piece_bytes(piece.encode("utf-8")):
+                    ids.append(tid)
+                    spans.append(spans[-1] + len(self._decoder[tid]))
+                    words.append(word)
+        # the character that holds each byte
+        char_of = [0] * (len(data) + 1)
+        c = -1
+        for i, b in enumerate(data):
+            if b & 0xC0 != 0x80:
+                c += 1
+            char_of[i] = c
+        starts = [char_of[spans[i]] for i in range(len(ids))]
+        ends = [char_of[spans[i + 1] - 1] + 1 for i in range(len(ids))]
+        return ids, array.array(_ID_TYPECODE, starts + ends + words).tobytes()
+
     def batch(self, texts: list[str], pattern: Optional[str], allowed: Optional["Specials"] = None,
-              disallowed: Optional["Specials"] = None) -> "Batch":
+              disallowed: Optional["Specials"] = None, offsets: bool = False) -> "Batch":
         """A :class:`Batch` encoding each text like ``encode_text(t, pattern, False, allowed,
-        disallowed)``; raises ``UnicodeEncodeError`` here if a text holds a lone surrogate,
-        and ``DisallowedSpecialTokenError`` for the first text holding a disallowed token."""
+        disallowed)`` (with ``offsets``: like ``encode_offsets``); raises
+        ``UnicodeEncodeError`` here if a text holds a lone surrogate, and
+        ``DisallowedSpecialTokenError`` for the first text holding a disallowed token."""
         for t in texts:
             t.encode("utf-8")
             if disallowed is not None:
                 special.check_disallowed(t, disallowed.names)
-        return Batch(self, list(texts), pattern, allowed)
+        return Batch(self, list(texts), pattern, allowed, offsets)
 
     def count_text(self, text: str, pattern: Optional[str], limit: int = -1) -> int:
         """Token count of ``encode_text``; -1 as soon as it passes ``limit`` (if >= 0)."""
@@ -199,7 +236,9 @@ class Batch:
     text at a time under a lock); :meth:`results` gives the id lists in text order."""
 
     def __init__(self, encoder: Encoder, texts: list[str], pattern: Optional[str],
-                 allowed: Optional[Specials] = None):
+                 allowed: Optional[Specials] = None, offsets: bool = False):
+        self._encode = encoder.encode_offsets if offsets else \
+            (lambda text, pattern, allowed: encoder.encode_text(text, pattern, False, allowed))
         self._encoder = encoder
         self._texts = texts
         self._pattern = pattern
@@ -219,7 +258,7 @@ class Batch:
                     return
                 self._next += 1
             try:
-                self._out[t] = self._encoder.encode_text(self._texts[t], self._pattern, False, self._allowed)
+                self._out[t] = self._encode(self._texts[t], self._pattern, self._allowed)
             except BaseException as exc:  # counted as done, so that run() stops waiting
                 self._error = exc
                 raise

@@ -17,6 +17,10 @@ class PostProcessor:
     def process(self, ids: list[int], pair: Optional[list[int]] = None) -> list[int]:  # pragma: no cover
         raise NotImplementedError
 
+    def affixes(self) -> tuple[tuple, tuple]:
+        """The ids this stage puts before and after the ids of one text."""
+        return (), ()
+
     def to_hf(self) -> dict:  # pragma: no cover
         raise NotImplementedError
 
@@ -50,6 +54,16 @@ class TemplateProcessing(PostProcessor):
                 return ids
         raise KeyError(name)
 
+    def affixes(self) -> tuple[tuple, tuple]:
+        sides: tuple = ([], [])
+        side = 0
+        for piece in self.single:
+            if piece[0] == "special":
+                sides[side].extend(self._ids(piece[1]))
+            else:
+                side = 1
+        return tuple(sides[0]), tuple(sides[1])
+
     def process(self, ids, pair=None):
         out: list[int] = []
         for piece in (self.single if pair is None else self.pair):
@@ -79,6 +93,9 @@ class BertProcessing(PostProcessor):
             out += [*pair, self.sep[1]]
         return out
 
+    def affixes(self) -> tuple[tuple, tuple]:
+        return (self.cls[1],), (self.sep[1],)
+
     def to_hf(self) -> dict:
         return {"type": "BertProcessing", "sep": list(self.sep), "cls": list(self.cls)}
 
@@ -95,6 +112,9 @@ class RobertaProcessing(PostProcessor):
         if pair is not None:
             out += [self.sep[1], *pair, self.sep[1]]
         return out
+
+    def affixes(self) -> tuple[tuple, tuple]:
+        return (self.cls[1],), (self.sep[1],)
 
     def to_hf(self) -> dict:
         return {"type": "RobertaProcessing", "sep": list(self.sep), "cls": list(self.cls),

@@ -20,7 +20,8 @@ import threading
 import unicodedata
 from typing import AbstractSet, Collection, Iterable, Literal, Optional, Sequence, Union
 
-from . import _backend, byte_unicode, decoders, normalizers, special, training
+from . import _backend, alignments, byte_unicode, decoders, normalizers, special, training
+from .encoding import Encoding, unpack
 from .io import huggingface
 from .models.bpe import MergeBPE, RankBPE
 from .pipeline import Pipeline, build_core, plan, pre_tokenize
@@ -36,6 +37,7 @@ _ID_TYPECODE = "I" if array.array("I").itemsize == 4 else "L"
 # the default special-token arguments, recognised by identity for a short per-call path
 _NO_SPECIALS: frozenset = frozenset()
 _ALL = "all"
+_CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
 
 
 class Tokenizer:
@@ -496,6 +498,83 @@ class Tokenizer:
                 ids.extend(self._encode_plain(segment))
         return ids
 
+    # ---------------------------------------------------------------- offsets
+
+    def encode_with_offsets(
+        self,
+        text: str,
+        *,
+        allowed_special: Union[Literal["all"], AbstractSet[str]] = _NO_SPECIALS,
+        disallowed_special: Union[Literal["all"], Collection[str]] = _ALL,
+        add_special_tokens: bool = False,
+    ) -> Encoding:
+        """:meth:`encode`, with where each token came from: an :class:`~bpe.encoding.Encoding`
+        holding ``ids``, ``offsets`` (character spans in ``text`` as given), ``tokens``,
+        ``word_ids``, ``special_tokens_mask`` and lookups between tokens, characters and
+        words, all as Hugging Face ``tokenizers`` gives them.  A token over part of a
+        character (byte-level BPE splits characters into bytes) spans that whole character;
+        a word is a pre-token (a special token found in the text counts as one)."""
+        if not isinstance(text, str):
+            raise TypeError(_not_str(text))
+        allowed, disallowed, core_sets = self._resolve_specials(allowed_special, disallowed_special)
+        parts = None
+        if core_sets is not None:
+            if self._normalization is None:
+                parts = self._core_offsets(text, core_sets)
+            else:
+                core_text = self._core_form(text)
+                if core_text is text:
+                    parts = self._core_offsets(text, core_sets)
+                elif core_text is not None:  # the normal form's offsets, moved back to the text
+                    parts = alignments.to_original(
+                        self._core_offsets(core_text, core_sets),
+                        alignments.unicode_form(self._normalization, text))
+        if parts is None:
+            parts = alignments.encode_staged(self, text, allowed, disallowed)
+        return self._encoding(parts, add_special_tokens)
+
+    def encode_with_offsets_batch(
+        self,
+        texts: Sequence[str],
+        *,
+        num_threads: int = 8,
+        allowed_special: Union[Literal["all"], AbstractSet[str]] = _NO_SPECIALS,
+        disallowed_special: Union[Literal["all"], Collection[str]] = _ALL,
+        add_special_tokens: bool = False,
+    ) -> list[Encoding]:
+        """:meth:`encode_with_offsets` over many texts on up to ``num_threads`` threads (order
+        kept; the offsets are found on the threads too)."""
+        texts = _check_texts(texts)
+        allowed, disallowed, core_sets = self._resolve_specials(allowed_special, disallowed_special)
+        if core_sets is not None and (self._normalization is None or all(
+                unicodedata.is_normalized(self._normalization, t) for t in texts)):
+            batch = self._run_batch(texts, num_threads, core_sets[0], core_sets[1], True)
+            return [self._encoding(unpack(*parts), add_special_tokens) for parts in batch]
+        return [self.encode_with_offsets(t, allowed_special=allowed, disallowed_special=disallowed,
+                                         add_special_tokens=add_special_tokens) for t in texts]
+
+    def _core_offsets(self, text: str, core_sets: tuple) -> tuple:
+        """The core's ``encode_offsets`` (lone surrogates fixed up first, one character for
+        one, so the offsets hold for ``text``)."""
+        try:
+            ids, block = self._core.encode_offsets(text, self._pattern_name, core_sets[0], core_sets[1])
+        except UnicodeEncodeError:
+            ids, block = self._core.encode_offsets(training.repair_surrogates(text), self._pattern_name,
+                                                   core_sets[0], core_sets[1])
+        return unpack(ids, block)
+
+    def _encoding(self, parts: tuple, add_special_tokens: bool) -> Encoding:
+        """An Encoding of ``(ids, starts, ends, word_ids[, shown])`` (shown: token strings
+        that are not their id's, by index), with the post-processor's offset trimming and,
+        with ``add_special_tokens``, the tokens it adds."""
+        if len(parts) == 4:
+            parts = (*parts, None)
+        post = self._pipeline.post_processor
+        if post is not None:
+            parts = alignments.post_process(post, parts[:4] + (parts[4] or {},), self.id_to_token,
+                                            add_special_tokens)
+        return Encoding(*parts, self._token_string)
+
     def encode_to_array(
         self,
         text: str,
@@ -673,11 +752,17 @@ class Tokenizer:
             return [self._encode_plain(text) for text in texts]
         if self._normalization is not None and not normalized:
             texts = [unicodedata.normalize(self._normalization, t) for t in texts]
+        return self._run_batch(texts, num_threads, allowed, disallowed, False)
+
+    def _run_batch(self, texts: list[str], num_threads: int, allowed, disallowed, offsets: bool) -> list:
+        """The core's batch of ``texts`` (``offsets``: with offsets) run on up to
+        ``num_threads`` threads; its results in text order."""
+        _check_threads(num_threads)
         try:
-            batch = self._core.batch(texts, self._pattern_name, allowed, disallowed)
+            batch = self._core.batch(texts, self._pattern_name, allowed, disallowed, offsets)
         except UnicodeEncodeError:  # lone surrogates: fixed up as encode_ordinary fixes them
             batch = self._core.batch([training.repair_surrogates(t) for t in texts], self._pattern_name,
-                                     allowed, disallowed)
+                                     allowed, disallowed, offsets)
         # This thread (run) and up to num_threads - 1 pool threads (help) share the batch: each
         # claims texts one at a time and encodes them without the GIL, so they finish
         # together; the pool threads hand their ids over and this thread builds every list,
@@ -928,6 +1013,19 @@ class Tokenizer:
         """The bytes of each token, as a list."""
         tb = self.decode_single_token_bytes
         return [tb(t) for t in tokens]
+
+    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
+        """The text of ``tokens`` and the character where each token starts in it, as
+        tiktoken's: a token that begins inside a character (its first byte continues a UTF-8
+        sequence) starts at that character.  The bytes must be valid UTF-8
+        (``UnicodeDecodeError`` otherwise, as tiktoken)."""
+        pieces = self.decode_tokens_bytes(tokens)
+        offsets: list[int] = []
+        chars = 0
+        for data in pieces:
+            offsets.append(chars - 1 if chars and 0x80 <= data[0] < 0xC0 else chars)
+            chars += len(data.translate(None, _CONTINUATION_BYTES))  # the bytes that start characters
+        return b"".join(pieces).decode("utf-8"), offsets
 
     def decode_batch(self, batch: Sequence[Sequence[int]], *, errors: str = "replace",
                      num_threads: int = 8) -> list[str]:

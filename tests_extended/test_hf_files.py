@@ -407,3 +407,25 @@ def test_streaming_decode_of_the_corpora(name, shared, corpus, cython_backend):
     seconds = time.perf_counter() - t0
     print(f"[hf files] {name} decode_stream: {n_ids:,} ids from {len(CORPORA)} corpora, {steps_out:,} steps gave "
           f"text, joined == decode == text ({seconds:.1f} s with the encodes)")
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_offsets_and_word_ids_on_corpora_are_hfs(name, shared, chunks, cython_backend):
+    """encode_with_offsets (single, and batched on 2 threads) against HF's Encoding of every
+    corpus chunk: ids, offsets and word ids, with and without the post-processor's tokens."""
+    path = _path(shared, name)
+    hf = tokenizers.Tokenizer.from_file(path)
+    tok = _load(shared, name, "cython")
+    texts = [c for _, c in chunks]
+    bad = []
+    for add in (False, True):
+        theirs = hf.encode_batch(texts, add_special_tokens=add)
+        single = [tok.encode_with_offsets(t, allowed_special="all", add_special_tokens=add) for t in texts]
+        batch = tok.encode_with_offsets_batch(texts, allowed_special="all", add_special_tokens=add, num_threads=2)
+        for (corpus, _), h, s, b in zip(chunks, theirs, single, batch):
+            want = (h.ids, h.offsets, h.word_ids, h.special_tokens_mask)
+            for label, e in (("single", s), ("batch", b)):
+                if (e.ids, e.offsets, e.word_ids, e.special_tokens_mask) != want:
+                    bad.append(f"{name} {corpus} {label} add_special_tokens={add}")
+    print(f"[hf files] {name}: offsets of {len(texts)} chunks x 2 x 2 compared, {len(bad)} differ")
+    assert bad == []

@@ -120,14 +120,16 @@ class MergeBPE:
                 pass
         return out
 
-    def _symbols(self, word: str) -> list[int]:
+    def _symbols(self, word: str, spans: Optional[list] = None) -> list[int]:
         """The ids the merges start from: one per character (with the subword prefix and the
         end-of-word suffix), byte tokens ``<0xNN>`` or ``unk_token`` for characters not in the
-        vocabulary, and nothing for them when there is neither."""
+        vocabulary, and nothing for them when there is neither.  ``spans`` (a list) gets the
+        ``(start, end)`` characters of ``word`` that each id stands for."""
         vocab = self.vocab
         prefix, suffix = self.continuing_subword_prefix, self.end_of_word_suffix
         out: list[int] = []
         unk: Optional[int] = None  # a pending unknown (fused while fuse_unk)
+        unk_start = 0
         last = len(word) - 1
         for i, ch in enumerate(word):
             s = ch
@@ -144,16 +146,27 @@ class MergeBPE:
             if found is not None:  # a known character (or its bytes) ends a run of unknowns
                 if unk is not None:
                     out.append(unk)
+                    if spans is not None:
+                        spans.append((unk_start, i))
                     unk = None
                 out.extend(found)
+                if spans is not None:
+                    spans.extend([(i, i + 1)] * len(found))
                 continue
             if self.unk_token is not None:
                 unk_id = vocab[self.unk_token]
                 if unk is not None and not self.fuse_unk:
                     out.append(unk)
+                    if spans is not None:
+                        spans.append((unk_start, i))
+                    unk = None
+                if unk is None:
+                    unk_start = i
                 unk = unk_id
         if unk is not None:
             out.append(unk)
+            if spans is not None:
+                spans.append((unk_start, len(word)))
         return out
 
     def tokenize(self, piece: str) -> list[int]:
@@ -166,6 +179,43 @@ class MergeBPE:
             if whole is not None:
                 return [whole]
         return merge_ids(self._symbols(word), self._pairs)
+
+    def tokenize_spans(self, piece: str) -> list[tuple[int, int, int]]:
+        """:meth:`tokenize` with where each token lies: ``(id, start, end)`` in the
+        characters of ``piece``.  As in HF, a token's place is the sum of the UTF-8 lengths
+        of the characters before it that became tokens (a byte token ``<0xNN>`` counts one
+        byte, a dropped unknown character none), and it spans the characters holding its
+        first to last byte (in a byte-level model the characters of its bytes)."""
+        word = to_display(piece.encode("utf-8")) if self.byte_level else piece
+        if not word:
+            return []
+        # the word character of each byte of the word, and the piece character of each
+        # word character
+        byte_char = [i for i, c in enumerate(word) for _ in range(len(c.encode("utf-8")))]
+        if self.byte_level:
+            char_of = [i for i, c in enumerate(piece) for _ in range(len(c.encode("utf-8")))]
+        else:
+            char_of = range(len(piece))
+        if self.ignore_merges:
+            whole = self.vocab.get(word)
+            if whole is not None:
+                return [(whole, 0, len(piece))]
+        spans: list = []
+        symbols = self._symbols(word, spans)
+        sizes = []  # each symbol's length in bytes: its characters', one for a byte token
+        for k, (s, e) in enumerate(spans):
+            byte_token = k + 1 < len(spans) and spans[k + 1] == (s, e) or k > 0 and spans[k - 1] == (s, e)
+            sizes.append(1 if byte_token else len(word[s:e].encode("utf-8")))
+        at: list = []
+        ids = merge_ids(symbols, self._pairs, at)
+        bounds = at + [len(symbols)]
+        out = []
+        pos = sum(sizes[:bounds[0]]) if bounds else 0
+        for k, tid in enumerate(ids):
+            end = pos + sum(sizes[bounds[k]:bounds[k + 1]])
+            out.append((tid, char_of[byte_char[pos]], char_of[byte_char[end - 1]] + 1))
+            pos = end
+        return out
 
     def _plain_byte_level(self) -> bool:
         """Byte-level, every byte in the vocabulary, no subword prefix or word suffix: the
@@ -299,12 +349,15 @@ def unpack_ids(packed: bytes) -> list[tuple[int, int, int]]:
     return list(zip(flat[0::3], flat[1::3], flat[2::3]))
 
 
-def merge_ids(ids: list[int], pairs: dict) -> list[int]:
+def merge_ids(ids: list[int], pairs: dict, at: Optional[list] = None) -> list[int]:
     """HF's merge loop over ``ids``: ``pairs`` maps (left, right) to (merge index, new id);
     the listed pair with the lowest index merges first, the leftmost among equals.  A heap
-    of (index, position, new id) with stale entries skipped: O(n log n)."""
+    of (index, position, new id) with stale entries skipped: O(n log n).  ``at`` (a list)
+    gets the index in ``ids`` where each resulting token starts."""
     n = len(ids)
     if n < 2:
+        if at is not None:
+            at.extend(range(n))
         return ids
     ids = list(ids)
     nxt = list(range(1, n + 1))
@@ -338,7 +391,10 @@ def merge_ids(ids: list[int], pairs: dict) -> list[int]:
             m = pairs.get((new, ids[nxt[i]]))
             if m is not None:
                 heapq.heappush(heap, (m[0], i, m[1]))
-    return [ids[i] for i in range(n) if alive[i]]
+    kept = [i for i in range(n) if alive[i]]
+    if at is not None:
+        at.extend(kept)
+    return [ids[i] for i in kept]
 
 
 def equivalent_ranks(first_merges: bytes, core) -> bool:

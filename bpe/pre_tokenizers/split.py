@@ -63,6 +63,10 @@ class Pattern(PreTokenizer):
             return _reference_scan.split(text, self.name)
         return patterns.split(patterns.compile_pattern(self.source), text)
 
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where :meth:`pre_tokenize`'s pieces lie in ``text`` (they tile it)."""
+        return _tiling(self.pre_tokenize(text))
+
     def to_hf(self) -> Optional[dict]:
         """Split (Oniguruma source) + ByteLevel without regex; ``None`` pattern: ByteLevel only."""
         byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}
@@ -75,6 +79,11 @@ class Pattern(PreTokenizer):
 
 def cut(text: str, spans: list[tuple[int, int, bool]], behavior: str) -> list[str]:
     """HF's split of ``text`` given ``spans`` that tile it, ``(start, end, is_match)``."""
+    return [text[s:e] for s, e in cut_spans(spans, behavior)]
+
+
+def cut_spans(spans: list[tuple[int, int, bool]], behavior: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` of each piece of :func:`cut` (empty pieces left out)."""
     out: list[list[int]] = []  # [start, end] of each piece
     if behavior == "Removed":
         out = [[s, e] for s, e, m in spans if not m]
@@ -107,7 +116,16 @@ def cut(text: str, spans: list[tuple[int, int, bool]], behavior: str) -> list[st
             previous_match = m
     else:  # pragma: no cover - checked when the stage is built
         raise ValueError(behavior)
-    return [text[s:e] for s, e in out if e > s]
+    return [(s, e) for s, e in out if e > s]
+
+
+def _tiling(pieces: list[str]) -> list[tuple[int, int]]:
+    """The spans of pieces that follow one another."""
+    out, pos = [], 0
+    for piece in pieces:
+        out.append((pos, pos + len(piece)))
+        pos += len(piece)
+    return out
 
 
 def match_spans(text: str, finder, invert: bool) -> list[tuple[int, int, bool]]:
@@ -152,6 +170,10 @@ class Split(PreTokenizer):
             return []
         return cut(text, match_spans(text, self._find, self.invert), self.behavior)
 
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where :meth:`pre_tokenize`'s pieces lie in ``text``."""
+        return cut_spans(match_spans(text, self._find, self.invert), self.behavior) if text else []
+
     def named_pattern(self) -> Optional[str]:
         """The named pattern this split equals (Isolated, not inverted, a known source)."""
         if not self.is_regex or self.invert or self.behavior != "Isolated":
@@ -180,6 +202,13 @@ class ByteLevel(PreTokenizer):
         if not self.use_regex:
             return [text] if text else []
         return [m.group() for m in patterns.compile_hf_regex(HF_BYTE_LEVEL_REGEX).finditer(text)]
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """The pieces of the GPT-2 split (``use_regex``) in ``text``, a prefix space already
+        added (see ``bpe.alignments``)."""
+        if not self.use_regex:
+            return [(0, len(text))] if text else []
+        return [m.span() for m in patterns.compile_hf_regex(HF_BYTE_LEVEL_REGEX).finditer(text)]
 
     def to_hf(self) -> dict:
         return {"type": "ByteLevel", "add_prefix_space": self.add_prefix_space,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import regex
 
 from ..normalizers import WHITE_SPACE
-from .split import BEHAVIORS, PreTokenizer, cut, match_spans
+from .split import BEHAVIORS, PreTokenizer, cut, cut_spans, match_spans
 
 _WORDS = regex.compile(r"\w+|[^\w\s]+")
 _WHITE = frozenset(WHITE_SPACE)
@@ -42,6 +42,9 @@ class Whitespace(PreTokenizer):
     def pre_tokenize(self, text: str) -> list[str]:
         return _WORDS.findall(text)
 
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        return [m.span() for m in _WORDS.finditer(text)]
+
     def to_hf(self) -> dict:
         return {"type": "Whitespace"}
 
@@ -52,6 +55,9 @@ class WhitespaceSplit(PreTokenizer):
 
     def pre_tokenize(self, text: str) -> list[str]:
         return cut(text, match_spans(text, _char_finder(_WHITE.__contains__), False), "Removed")
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        return cut_spans(match_spans(text, _char_finder(_WHITE.__contains__), False), "Removed")
 
     def to_hf(self) -> dict:
         return {"type": "WhitespaceSplit"}
@@ -70,6 +76,9 @@ class Punctuation(PreTokenizer):
     def pre_tokenize(self, text: str) -> list[str]:
         return cut(text, match_spans(text, _char_finder(_is_punctuation), False), self.behavior)
 
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        return cut_spans(match_spans(text, _char_finder(_is_punctuation), False), self.behavior)
+
     def to_hf(self) -> dict:
         return {"type": "Punctuation", "behavior": self.behavior}
 
@@ -82,8 +91,14 @@ class Digits(PreTokenizer):
     individual_digits: bool = False
 
     def pre_tokenize(self, text: str) -> list[str]:
-        behavior = "Isolated" if self.individual_digits else "Contiguous"
-        return cut(text, match_spans(text, _char_finder(_is_numeric), False), behavior)
+        return cut(text, match_spans(text, _char_finder(_is_numeric), False), self._behavior)
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        return cut_spans(match_spans(text, _char_finder(_is_numeric), False), self._behavior)
+
+    @property
+    def _behavior(self) -> str:
+        return "Isolated" if self.individual_digits else "Contiguous"
 
     def to_hf(self) -> dict:
         return {"type": "Digits", "individual_digits": self.individual_digits}

@@ -1,0 +1,86 @@
+# Where each token of an encoded text came from: character offsets and word ids.
+#
+# Included by _core.pyx after _token_table.pxi; uses only the TokenTable.  It does not encode:
+# the encoding loops mark where each pre-token (a "word", Hugging Face's name; a special token
+# found in the text is one too) ends, in tokens and in bytes, and char_offsets turns those
+# marks and the token lengths into, for every token, the (start, end) of the characters it
+# covers and the index of its word, in one forward pass over the UTF-8 text.
+#
+# The rule for a token that covers only some bytes of a character (byte-level BPE splits
+# characters): it covers that whole character.  A token over bytes [s, e) starts at the
+# character holding byte s and ends after the character holding byte e - 1, which is
+# Hugging Face's (each byte of a character is aligned to the whole character there).  With
+# `c` the number of UTF-8 lead bytes in p[0:s], the start is c, or c - 1 when p[s] is a
+# continuation byte; the end is the number of lead bytes in p[0:e].
+
+ctypedef struct Words:
+    uint32_t* tok_end        # word w ends before token tok_end[w] ...
+    uint32_t* byte_end       # ... and before byte byte_end[w] of the text
+    Py_ssize_t n             # words marked so far
+    Py_ssize_t k0            # where the segment being encoded starts: its first token's index
+    Py_ssize_t b0            # and its first byte's place in the whole text
+
+
+cdef inline void words_mark(Words* w, Py_ssize_t tokens, Py_ssize_t byte_end) noexcept nogil:
+    # (the callers allocate room for one word per byte of the text: every word has a byte)
+    w.tok_end[w.n] = <uint32_t>tokens
+    w.byte_end[w.n] = <uint32_t>byte_end
+    w.n += 1
+
+
+cdef int words_alloc(Words* w, Py_ssize_t n_bytes) noexcept nogil:
+    """Room for the marks of a text of ``n_bytes`` bytes; -1 when out of memory."""
+    w.n = 0
+    w.k0 = 0
+    w.b0 = 0
+    w.tok_end = <uint32_t*>malloc((n_bytes + 1) * sizeof(uint32_t))
+    w.byte_end = <uint32_t*>malloc((n_bytes + 1) * sizeof(uint32_t))
+    if w.tok_end == NULL or w.byte_end == NULL:
+        words_free(w)
+        return -1
+    return 0
+
+
+cdef void words_free(Words* w) noexcept nogil:
+    free(w.tok_end)
+    free(w.byte_end)
+    w.tok_end = NULL
+    w.byte_end = NULL
+
+
+cdef Py_ssize_t char_offsets(const TokenTable* t, const uint8_t* p, Py_ssize_t n, const tok_t* ids,
+                             Py_ssize_t k, const Words* w, uint32_t* starts, uint32_t* ends,
+                             uint32_t* word_ids) noexcept nogil:
+    """Fill ``starts``, ``ends`` and ``word_ids`` (``k`` entries each) for the ``k`` tokens
+    ``ids`` of the ``n`` bytes ``p`` whose words ``w`` marks.  Returns 0, or -1 when the
+    marks and the token lengths disagree (a token longer than its word: no such encoding).
+
+    Bytes are counted as characters up to the next continuation byte, found eight bytes at
+    a time; a token that reaches one has its continuation bytes counted and the next one is
+    looked for after it, so ASCII stretches cost a comparison per token."""
+    cdef Py_ssize_t pos = 0, c = 0, tok = 0, wi, last, e, start
+    cdef Py_ssize_t cont = bpe_next_continuation(p, n, 0)
+    cdef const int32_t* length = t.length
+    for wi in range(w.n):
+        last = w.tok_end[wi]
+        if last <= tok or last > k:
+            return -1
+        while tok < last:
+            # the last token of a word ends where the word does (a special token's length
+            # in the table need not be consulted); the others by their lengths
+            e = w.byte_end[wi] if tok == last - 1 else pos + length[ids[tok]]
+            if e <= pos or e > n:
+                return -1
+            if e <= cont:  # no continuation byte in p[pos:e]
+                start = c
+                c += e - pos
+            else:
+                start = c - ((p[pos] & 0xC0) == 0x80)
+                c += e - pos - bpe_continuations(p + pos, e - pos)
+                cont = bpe_next_continuation(p, n, e)
+            starts[tok] = <uint32_t>start
+            ends[tok] = <uint32_t>c
+            word_ids[tok] = <uint32_t>wi
+            pos = e
+            tok += 1
+    return 0 if tok == k and pos == n else -1
