@@ -14,7 +14,9 @@ compiled scanner against ``regex.findall`` with the same pattern, and its share 
 encode time), ``batch`` (encode_ordinary_batch on 1 and 2 threads, encode_batch with special
 tokens allowed on 1 and 2 threads, and sha256 on 1 and 2 threads as the machine's own
 ceiling; 2 x rounds + 1 rounds), ``hf`` (the shared Hugging Face tokenizer.json files: bpe's
-``from_hf`` against HF tokenizers, 1 and 2 threads, and loading) and ``load`` (time and resident memory to load o200k_base, in fresh processes; also
+``from_hf`` against HF tokenizers, 1 and 2 threads, and loading), ``offsets``
+(encode_with_offsets against encode and HF), ``calls`` (the transformers-style call with
+truncation, padding and offsets against HF's encode_batch and transformers) and ``load`` (time and resident memory to load o200k_base, in fresh processes; also
 with the backtracking tables that the first piece over 256 bytes builds) and ``train``
 (training time, peak memory and compression against HF and SentencePiece;
 benchmarks/training.py) and ``stream`` (1 GiB of synthetic text streamed through training:
@@ -698,6 +700,69 @@ def bench_offsets(args) -> None:
                  "+ lists / HF + lists"], rows))
 
 
+def bench_calls(args) -> None:
+    """The transformers-style call (tok(texts, truncation, padding, offsets)) against HF
+    tokenizers' encode_batch with the same truncation and padding switched on, and against
+    transformers' own call when it is installed, on the shared HF files."""
+    print("\n## Model inputs: tok(texts, truncation=True, max_length=512, padding=True, "
+          "return_offsets_mapping=True) against HF (MB/s, median; batches of 32 ~8 KB documents)")
+    base = shared_data()
+    try:
+        import tokenizers
+    except ImportError:
+        print("\n(needs HF tokenizers: pip install tokenizers)")
+        return
+    if base is None or not os.path.isdir(os.path.join(base, "hf")):
+        print("\n(needs ../shared/data/hf)")
+        return
+    try:
+        import transformers
+    except ImportError:
+        transformers = None
+    import bpe
+
+    options = dict(truncation=True, max_length=512, padding=True, return_offsets_mapping=True)
+    rows = []
+    for name in HF_FILES:
+        path = os.path.join(base, "hf", name)
+        tok = bpe.Tokenizer.from_hf(path)
+        pad = tok.hf_config.get("pad_token") if tok.hf_config else None
+        pad = pad or ("<|end_of_text|>" if name == "llama3" else "<|endoftext|>")
+        hf = tokenizers.Tokenizer.from_file(os.path.join(path, "tokenizer.json"))
+        hf.enable_truncation(512)
+        hf.enable_padding(pad_id=tok.token_to_id(pad), pad_token=pad)
+        ref = None
+        if transformers is not None:
+            ref = transformers.PreTrainedTokenizerFast(tokenizer_file=os.path.join(path, "tokenizer.json"))
+            ref.pad_token = pad
+        for group, files in GROUPS.items():
+            docs = documents(files, args.bytes_per_file)
+            batches = [docs[i:i + 32] for i in range(0, len(docs), 32)]
+            n_bytes = sum(len(d.encode("utf-8")) for d in docs)
+            wrong = sum(tok(b, pad_token=pad, allowed_special="all", **options)["input_ids"] !=
+                        [e.ids for e in hf.encode_batch(b)] for b in batches)
+            fns = {
+                "bpe 1 thread": lambda: [tok(b, pad_token=pad, allowed_special="all", num_threads=1, **options)
+                                         for b in batches],
+                "bpe 2 threads": lambda: [tok(b, pad_token=pad, allowed_special="all", num_threads=2, **options)
+                                          for b in batches],
+                "HF encode_batch": lambda: [hf.encode_batch(b) for b in batches],
+            }
+            if ref is not None:
+                fns["transformers"] = lambda: [ref(b, **options) for b in batches]
+            before = {k: _after_a_pause(cold_start(tok) if k.startswith("bpe") else None) for k in fns}
+            speed = {k: n_bytes / v / 1e6 for k, v in interleaved(fns, args.rounds, before).items()}
+            rows.append([name, group, f"{n_bytes / 1e6:.2f} MB", str(wrong)]
+                        + [f"{speed[k]:.1f}" if k in speed else "-"
+                           for k in ("bpe 1 thread", "bpe 2 threads", "HF encode_batch", "transformers")]
+                        + [f"{speed['bpe 2 threads'] / speed['HF encode_batch']:.1f}x",
+                           f"{speed['bpe 2 threads'] / speed['transformers']:.1f}x" if ref is not None else "-"])
+    print("\nbatches whose input_ids differ from HF's: 0 expected\n")
+    print(table(["file", "group", "input", "batches that differ", "bpe 1 thread", "bpe 2 threads",
+                 "HF encode_batch (2 cores)", "transformers (2 cores)", "bpe 2 threads / HF",
+                 "bpe 2 threads / transformers"], rows))
+
+
 def bench_train(args) -> None:
     from .training import bench_training
 
@@ -712,7 +777,8 @@ def bench_stream(args) -> None:
 
 SECTIONS = {"throughput": bench_throughput, "scripts": bench_scripts, "split": bench_split, "short": bench_short,
             "count": bench_count, "decode": bench_decode, "worst": bench_worst, "batch": bench_batch, "load": bench_load,
-            "hf": bench_hf, "offsets": bench_offsets, "train": bench_train, "stream": bench_stream}
+            "hf": bench_hf, "offsets": bench_offsets, "calls": bench_calls, "train": bench_train,
+            "stream": bench_stream}
 
 
 def main(argv=None) -> int:

@@ -204,14 +204,6 @@ def pre_tokenize(pre, piece: Piece, first: bool) -> list[Piece]:
 
 # ---------------------------------------------------------------- the model
 
-def _char_of_bytes(text: str) -> list[int]:
-    """The index of the character that holds each UTF-8 byte of ``text``."""
-    out: list[int] = []
-    for i, c in enumerate(text):
-        out.extend([i] * len(c.encode("utf-8")))
-    return out
-
-
 def model_spans(tok, piece: str) -> list[tuple[int, int, int]]:
     """``(id, start, end)`` of each token of one pre-token, in its characters."""
     if tok._plan.model_on_core:
@@ -291,10 +283,6 @@ def to_original(parts: tuple, al: list[Span]) -> tuple:
 
 # ---------------------------------------------------------------- post-processors
 
-def _stages(post) -> list:
-    return [q for p in post.processors for q in _stages(p)] if isinstance(post, processors.Sequence) else [post]
-
-
 def _trim(starts, ends, tokens: list[str], add_prefix_space: bool) -> None:
     """HF's ByteLevel offset trimming: a token's leading and trailing spaces (``Ġ`` or
     white space in its string) are not part of its span, except one leading space of the
@@ -317,7 +305,7 @@ def post_process(post, parts: tuple, token_string, add_special_tokens: bool) -> 
     post-processor ``post``: its offset trimming, and with ``add_special_tokens`` the tokens
     it adds around the text ((0, 0), no word)."""
     ids, starts, ends, words, shown = parts
-    for stage in _stages(post):
+    for stage in processors.stages(post):
         trims = isinstance(stage, (processors.ByteLevel, processors.RobertaProcessing)) and stage.trim_offsets
         if trims:  # (into arrays of their own: the core's are read-only views)
             starts, ends = packed(starts), packed(ends)

@@ -3,8 +3,8 @@
 What ``Tokenizer.encode_with_offsets`` returns, with Hugging Face's names: ``ids``,
 ``offsets`` (the ``(start, end)`` character span of each token in the text as given, before
 any normalization), ``tokens`` (readable strings, ``"Ġworld"``), ``word_ids`` (the index of
-the pre-token each token came from; ``None`` for tokens the post-processor added),
-``special_tokens_mask`` (1 for those added tokens), ``attention_mask``, and the lookups
+the pre-token each token came from; ``None`` for tokens the post-processor added and for
+padding), ``special_tokens_mask`` (1 for those), ``attention_mask`` (0 for padding), and the lookups
 ``token_to_chars``, ``token_to_word``, ``char_to_token``, ``char_to_word``,
 ``word_to_tokens`` and ``word_to_chars``.
 
@@ -41,11 +41,12 @@ class Encoding:
     ``Tokenizer.encode_with_offsets``; it is read-only."""
 
     __slots__ = ("ids", "_starts", "_ends", "_words", "_token_string", "_shown", "_offsets", "_word_ids",
-                 "_tokens", "overflowing")
+                 "_tokens", "_padding", "overflowing")
 
     def __init__(self, ids: list[int], starts, ends, words, shown: Optional[dict],
-                 token_string: Callable[[int], str]):
+                 token_string: Callable[[int], str], padding: tuple[int, int] = (0, 0)):
         self.ids = ids
+        self._padding = padding  # (pad tokens before, after) the others: attention 0
         self._shown = shown or None  # token index -> string, where it is not the id's own
         self._starts = starts  # (uint32 arrays or views of them)
         self._ends = ends
@@ -90,12 +91,14 @@ class Encoding:
 
     @property
     def special_tokens_mask(self) -> list[int]:
-        """1 for each token the post-processor added (``add_special_tokens=True``), else 0."""
+        """1 for each token the post-processor added (``add_special_tokens=True``) and each
+        pad token, else 0."""
         return [1 if w == NO_WORD else 0 for w in self._words]
 
     @property
     def attention_mask(self) -> list[int]:
-        return [1] * len(self.ids)
+        before, after = self._padding
+        return [0] * before + [1] * (len(self.ids) - before - after) + [0] * after
 
     @property
     def type_ids(self) -> list[int]:
@@ -103,6 +106,23 @@ class Encoding:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def padded(self, length: int, pad_id: int, left: bool = False) -> "Encoding":
+        """This encoding with pad tokens (``pad_id``; no span, no word, attention 0, special
+        mask 1) added on the right (``left``: on the left) up to ``length`` tokens, as HF's
+        ``Encoding.pad`` (itself when it is that long already)."""
+        n = length - len(self.ids)
+        if n <= 0:
+            return self
+        pads, zeros, no_words = [pad_id] * n, packed([0] * n), packed([NO_WORD] * n)
+        before, after = self._padding
+        if left:
+            return Encoding(pads + self.ids, zeros + packed(self._starts), zeros + packed(self._ends),
+                            no_words + packed(self._words),
+                            {k + n: v for k, v in self._shown.items()} if self._shown else None,
+                            self._token_string, (before + n, after))
+        return Encoding(self.ids + pads, packed(self._starts) + zeros, packed(self._ends) + zeros,
+                        packed(self._words) + no_words, self._shown, self._token_string, (before, after + n))
 
     def __repr__(self) -> str:
         return f"Encoding(num_tokens={len(self.ids)}, attributes=[ids, offsets, tokens, word_ids, " \

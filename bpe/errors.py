@@ -56,3 +56,8 @@ class TokenizerFileError(BPEError, ValueError):
         self.problem = problem
         where = f"{path}: line {line}" if line is not None else f"{path}"
         super().__init__(f"{where}: {problem}")
+
+
+class ModelInputsError(BPEError, ValueError):
+    """The arguments of ``tokenizer(texts, padding=..., truncation=..., ...)`` do not fit
+    together or this tokenizer (no pad token to pad with, no length to cut to, ...)."""

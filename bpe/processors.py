@@ -134,3 +134,15 @@ class Sequence(PostProcessor):
 
     def to_hf(self) -> dict:
         return {"type": "Sequence", "processors": [p.to_hf() for p in self.processors]}
+
+
+def stages(post: Optional[PostProcessor]) -> list:
+    """The stages of ``post`` in the order they run (a Sequence's, flattened; none for None)."""
+    if post is None:
+        return []
+    return [q for p in post.processors for q in stages(p)] if isinstance(post, Sequence) else [post]
+
+
+def added_count(post: Optional[PostProcessor]) -> int:
+    """How many tokens ``post`` adds around the ids of one text."""
+    return sum(len(before) + len(after) for before, after in (stage.affixes() for stage in stages(post)))

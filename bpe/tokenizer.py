@@ -20,7 +20,7 @@ import threading
 import unicodedata
 from typing import AbstractSet, Collection, Iterable, Literal, Optional, Sequence, Union
 
-from . import _backend, alignments, byte_unicode, decoders, normalizers, special, training
+from . import _backend, alignments, byte_unicode, decoders, model_inputs, normalizers, processors, special, training
 from .encoding import Encoding, unpack
 from .io import huggingface
 from .models.bpe import MergeBPE, RankBPE
@@ -516,22 +516,22 @@ class Tokenizer:
         a word is a pre-token (a special token found in the text counts as one)."""
         if not isinstance(text, str):
             raise TypeError(_not_str(text))
-        allowed, disallowed, core_sets = self._resolve_specials(allowed_special, disallowed_special)
-        parts = None
+        return self._encoding(self._offset_parts(text, *self._resolve_specials(allowed_special, disallowed_special)),
+                              add_special_tokens)
+
+    def _offset_parts(self, text: str, allowed: frozenset, disallowed: frozenset, core_sets) -> tuple:
+        """``(ids, starts, ends, word ids[, token strings by index])`` of ``text``, before
+        the post-processor: from the core when it can encode the text, else stage by stage."""
         if core_sets is not None:
             if self._normalization is None:
-                parts = self._core_offsets(text, core_sets)
-            else:
-                core_text = self._core_form(text)
-                if core_text is text:
-                    parts = self._core_offsets(text, core_sets)
-                elif core_text is not None:  # the normal form's offsets, moved back to the text
-                    parts = alignments.to_original(
-                        self._core_offsets(core_text, core_sets),
-                        alignments.unicode_form(self._normalization, text))
-        if parts is None:
-            parts = alignments.encode_staged(self, text, allowed, disallowed)
-        return self._encoding(parts, add_special_tokens)
+                return self._core_offsets(text, core_sets)
+            core_text = self._core_form(text)
+            if core_text is text:
+                return self._core_offsets(text, core_sets)
+            if core_text is not None:  # the normal form's offsets, moved back to the text
+                return alignments.to_original(self._core_offsets(core_text, core_sets),
+                                              alignments.unicode_form(self._normalization, text))
+        return alignments.encode_staged(self, text, allowed, disallowed)
 
     def encode_with_offsets_batch(
         self,
@@ -544,14 +544,151 @@ class Tokenizer:
     ) -> list[Encoding]:
         """:meth:`encode_with_offsets` over many texts on up to ``num_threads`` threads (order
         kept; the offsets are found on the threads too)."""
-        texts = _check_texts(texts)
+        return [self._encoding(parts, add_special_tokens) for parts in
+                self._offset_parts_batch(_check_texts(texts), num_threads, allowed_special, disallowed_special)]
+
+    def _offset_parts_batch(self, texts: list[str], num_threads: int, allowed_special,
+                            disallowed_special) -> list[tuple]:
+        """:meth:`_offset_parts` of each text, on the core's threads when it can encode them all."""
         allowed, disallowed, core_sets = self._resolve_specials(allowed_special, disallowed_special)
         if core_sets is not None and (self._normalization is None or all(
                 unicodedata.is_normalized(self._normalization, t) for t in texts)):
-            batch = self._run_batch(texts, num_threads, core_sets[0], core_sets[1], True)
-            return [self._encoding(unpack(*parts), add_special_tokens) for parts in batch]
-        return [self.encode_with_offsets(t, allowed_special=allowed, disallowed_special=disallowed,
-                                         add_special_tokens=add_special_tokens) for t in texts]
+            return [unpack(*parts) for parts in self._run_batch(texts, num_threads, core_sets[0], core_sets[1], True)]
+        return [self._offset_parts(t, allowed, disallowed, core_sets) for t in texts]
+
+    # ---------------------------------------------------------------- model inputs
+
+    def __call__(
+        self,
+        text: Union[str, Sequence[str]],
+        *,
+        add_special_tokens: bool = True,
+        padding: Union[bool, str] = False,
+        truncation: Union[bool, str, None] = None,
+        max_length: Optional[int] = None,
+        stride: int = 0,
+        pad_to_multiple_of: Optional[int] = None,
+        padding_side: Optional[str] = None,
+        truncation_side: Optional[str] = None,
+        return_tensors: Optional[str] = None,
+        return_token_type_ids: Optional[bool] = None,
+        return_attention_mask: bool = True,
+        return_overflowing_tokens: bool = False,
+        return_special_tokens_mask: bool = False,
+        return_offsets_mapping: bool = False,
+        return_length: bool = False,
+        pad_token: Optional[str] = None,
+        allowed_special: Union[Literal["all"], AbstractSet[str]] = _NO_SPECIALS,
+        disallowed_special: Union[Literal["all"], Collection[str]] = _ALL,
+        num_threads: int = 8,
+    ) -> model_inputs.BatchEncoding:
+        """Model-ready inputs of a text or a list of texts, as a transformers tokenizer's call:
+        a :class:`~bpe.model_inputs.BatchEncoding` with ``input_ids``, ``attention_mask`` and
+        the columns asked for (``offset_mapping``, ``special_tokens_mask``, ``length``,
+        ``token_type_ids``, ``overflow_to_sample_mapping``), and ``.tokens(i)``,
+        ``.word_ids(i)``.  Truncation, stride windows and padding follow transformers (see
+        ``bpe.model_inputs``); ``return_tensors="np"`` gives numpy arrays (numpy is optional).
+
+        The pad token, padding and truncation sides and ``model_max_length`` come from the
+        ``tokenizer_config.json`` read by :meth:`from_hf`; ``pad_token=`` names another (or
+        one for a tokenizer without).  Special tokens in the texts follow ``allowed_special``
+        / ``disallowed_special`` as in :meth:`encode`, so by default such text raises where
+        transformers would take it as the token: pass ``allowed_special="all"`` for that."""
+        batched = not isinstance(text, str)
+        texts = _check_texts(text) if batched else [text]
+        config = self._hf_config or {}
+        pad_token = pad_token if pad_token is not None else config.get("pad_token")
+        if pad_token is not None and not isinstance(pad_token, str):
+            raise TypeError(f"pad_token must be a str naming a token, got {type(pad_token).__name__}")
+        options = model_inputs.resolve(
+            add_special_tokens=add_special_tokens, padding=padding, truncation=truncation, max_length=max_length,
+            stride=stride, pad_to_multiple_of=pad_to_multiple_of,
+            padding_side=padding_side or config.get("padding_side") or "right",
+            truncation_side=truncation_side or config.get("truncation_side") or "right",
+            return_tensors=return_tensors, return_token_type_ids=return_token_type_ids,
+            return_attention_mask=return_attention_mask, return_special_tokens_mask=return_special_tokens_mask,
+            return_offsets_mapping=return_offsets_mapping, return_length=return_length,
+            return_overflowing_tokens=return_overflowing_tokens,
+            n_added=processors.added_count(self._pipeline.post_processor) if add_special_tokens else 0,
+            model_max_length=config.get("model_max_length"),
+            pad_id=None if pad_token is None else self.token_to_id(pad_token), pad_token=pad_token,
+            model_input_names=config.get("model_input_names"))
+        encodings: list[Encoding] = []
+        sample_map: list[int] = []
+        for i, parts in enumerate(self._offset_parts_batch(texts, num_threads, allowed_special, disallowed_special)):
+            n = len(parts[0])
+            cuts = [(0, n)] if options.budget is None else \
+                model_inputs.windows(n, options.budget, options.stride, options.truncate_left)
+            for start, stop in (cuts if options.overflowing else cuts[:1]):
+                encodings.append(self._encoding(model_inputs.cut(parts, start, stop), options.add_special_tokens))
+                sample_map.append(i)
+        return model_inputs.assemble(encodings, sample_map, options, batched)
+
+    def truncate(
+        self,
+        text: str,
+        max_tokens: int,
+        *,
+        allowed_special: Union[Literal["all"], AbstractSet[str]] = _NO_SPECIALS,
+        disallowed_special: Union[Literal["all"], Collection[str]] = _ALL,
+    ) -> str:
+        """The longest prefix of ``text`` that :meth:`encode` (with these special-token
+        arguments) turns into at most ``max_tokens`` tokens: ``text`` itself when it fits.
+        It raises as :meth:`encode` of that prefix would (a disallowed special token in it).
+
+        Only the part of the text near the cut is encoded, never the whole text.  The cut
+        falls between characters (never inside one's UTF-8 bytes), and the prefix one
+        character longer needs more than ``max_tokens`` tokens.  (A prefix longer still can,
+        rarely, fit again, when merges join across the cut: prefixes are checked up to the
+        end of the first token past the budget.)"""
+        if not isinstance(text, str):
+            raise TypeError(_not_str(text))
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 0:
+            raise ValueError(f"max_tokens must be an int >= 0, got {max_tokens!r}")
+        allowed, disallowed, _ = self._resolve_specials(allowed_special, disallowed_special)
+        # the cut is found with the disallowed tokens as text; the prefix then raises as
+        # encode would if it holds one
+        core_sets = self._resolve_specials(allowed, ())[2]
+
+        def count(prefix: str) -> int:
+            return len(self.encode(prefix, allowed_special=allowed, disallowed_special=()))
+
+        def checked(prefix: str) -> str:
+            special.check_disallowed(prefix, disallowed)
+            return prefix
+
+        # a window of the text long enough to hold max_tokens + 1 tokens: grown by doubling
+        window = 4 * max_tokens + 64
+        while True:
+            head = text[:window]
+            parts = self._offset_parts(head, allowed, frozenset(), core_sets)
+            n = len(parts[0])
+            if window >= len(text) and n <= max_tokens:
+                return checked(text)  # (the window was the whole text)
+            if n > max_tokens + 1 or window >= len(text):
+                break
+            window *= 2
+        ends = parts[2]
+        # In the window's tokens the first max_tokens end at `fit`, the next one at `over`.
+        # Prefixes that end after `over` need more than max_tokens tokens in all but rare
+        # cases (merges that join across the cut), and each candidate is checked by encoding
+        # it: the longest that fits among those up to `over`, then on while the next fits.
+        fit = ends[max_tokens - 1] if max_tokens else 0
+        over = max(ends[max_tokens], fit)
+        if max_tokens and count(text[:fit]) > max_tokens:
+            # the window's first tokens differ from the prefix's (a pre-token cut short):
+            # back to the last token end that fits, then the longest prefix before `fit`
+            j = max_tokens - 2
+            while j >= 0 and count(text[:ends[j]]) > max_tokens:
+                j -= 1
+            lo, hi = (ends[j] if j >= 0 else 0), fit - 1
+        else:
+            lo, hi = fit, over
+        stop = next((s for s in range(hi, lo, -1) if count(text[:s]) <= max_tokens), lo)
+        if stop == over:
+            while stop < len(text) and count(text[:stop + 1]) <= max_tokens:
+                stop += 1
+        return checked(text[:stop])
 
     def _core_offsets(self, text: str, core_sets: tuple) -> tuple:
         """The core's ``encode_offsets`` (lone surrogates fixed up first, one character for

@@ -36,7 +36,8 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 #: the fields of tokenizer_config.json that are kept (as found)
 CONFIG_FIELDS = ("bos_token", "eos_token", "pad_token", "unk_token", "add_bos_token", "add_eos_token",
-                 "model_max_length", "chat_template", "tokenizer_class")
+                 "model_max_length", "padding_side", "truncation_side", "model_input_names", "chat_template",
+                 "tokenizer_class")
 
 
 @dataclass
