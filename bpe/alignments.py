@@ -252,13 +252,13 @@ def encode_staged(tok, text: str, allowed: frozenset, disallowed: frozenset) -> 
         words.append(word)
         word += 1
 
-    for s, e, token in special._find_added(text, raw):
+    for s, e, token in special.find_added(text, raw):
         if token is not None:
             added(token, (s, e), text[s:e])
             first = False
             continue
         seg, al = normalize(norm, text[s:e], [(i, i + 1) for i in range(s, e)], s)
-        for s2, e2, token2 in special._find_added(seg, normed):
+        for s2, e2, token2 in special.find_added(seg, normed):
             if token2 is not None:
                 added(token2, (al[s2][0], al[e2 - 1][1]), seg[s2:e2])
             elif e2 > s2:

@@ -61,3 +61,9 @@ class TokenizerFileError(BPEError, ValueError):
 class ModelInputsError(BPEError, ValueError):
     """The arguments of ``tokenizer(texts, padding=..., truncation=..., ...)`` do not fit
     together or this tokenizer (no pad token to pad with, no length to cut to, ...)."""
+
+
+class ChatTemplateError(BPEError, ValueError):
+    """A chat template cannot be applied: a message of the wrong shape (the error names its
+    index), a role the template does not know, a template that raises or does not parse,
+    special tokens the template needs that the tokenizer lacks, or jinja2 missing."""

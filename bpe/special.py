@@ -125,7 +125,7 @@ def _is_word_char(c: str) -> bool:
     return _WORD_CHAR.match(c) is not None
 
 
-def _find_added(text: str, tokens: dict) -> list[tuple[int, int, Optional[AddedToken]]]:
+def find_added(text: str, tokens: dict) -> list[tuple[int, int, Optional[AddedToken]]]:
     """HF's matching of ``tokens`` (content -> AddedToken) in ``text``: leftmost-longest, then
     ``single_word``, ``lstrip`` and ``rstrip``; returns spans tiling the text."""
     out: list[tuple[int, int, Optional[AddedToken]]] = []
@@ -164,11 +164,11 @@ def split_added(text: str, tokens: "list[AddedToken]", normalize) -> list[tuple[
     # a normalized token is looked for in its normalized form (HF normalizes its content too)
     normed = {normalize(t.content): t for t in tokens if t.normalized and normalize is not None}
     out: list[tuple[str, Optional[AddedToken]]] = []
-    for s, e, tok in _find_added(text, raw):
+    for s, e, tok in find_added(text, raw):
         if tok is not None:
             out.append((text[s:e], tok))
             continue
         segment = normalize(text[s:e]) if normalize is not None else text[s:e]
-        for s2, e2, tok2 in _find_added(segment, normed):
+        for s2, e2, tok2 in find_added(segment, normed):
             out.append((segment[s2:e2], tok2))
     return out

@@ -690,6 +690,56 @@ class Tokenizer:
                 stop += 1
         return checked(text[:stop])
 
+    def _ordinary_offsets(self, text: str) -> tuple:
+        """:meth:`_offset_parts` of ``text`` with no added token matched (``encode_ordinary``'s
+        ids)."""
+        none = frozenset()
+        return self._offset_parts(text, none, none, self._core_specials(none, none))
+
+    # ---------------------------------------------------------------- chat templates
+
+    def apply_chat_template(
+        self,
+        conversation: Sequence,
+        *,
+        template: Optional[str] = None,
+        add_generation_prompt: bool = False,
+        tokenize: bool = True,
+        return_dict: bool = False,
+        return_assistant_tokens_mask: bool = False,
+        tools: Optional[list] = None,
+        documents: Optional[list] = None,
+        continue_final_message: Union[bool, str] = False,
+        allow_special_in_content: bool = False,
+        **kwargs,
+    ):
+        """A conversation (a list of ``{"role": ..., "content": ...}`` messages; or a list of
+        conversations) rendered by a chat template and encoded, as transformers'
+        ``apply_chat_template``: ``tokenize=False`` gives the prompt string (byte for byte
+        transformers' rendering), else the ids; ``return_dict=True`` a dict with
+        ``input_ids``, ``attention_mask`` and, with ``return_assistant_tokens_mask``,
+        ``assistant_masks``.  ``template``: a built-in name (``"llama3"``, ``"llama3.1"``,
+        ``"chatml"``, ``"qwen2.5"``, ``"mistral"``, ``"gemma"``), a name from the tokenizer's
+        list of templates (``"tool_use"``), or Jinja source; by default the
+        ``tokenizer_config.json``'s ``chat_template`` (Jinja needs the optional ``jinja2``).
+        ``kwargs`` reach the template (``enable_thinking=False``, ``date_string=...``).
+
+        Stricter than transformers on purpose: text from the messages (and tools, documents,
+        keyword data) is always encoded as ordinary text, never as the template's special
+        tokens, so a message cannot forge a turn (see ``bpe.chat``);
+        ``allow_special_in_content=True`` is transformers' behaviour, for trusted content."""
+        from . import chat
+        return chat.apply_chat_template(
+            self, conversation, template=template, add_generation_prompt=add_generation_prompt, tokenize=tokenize,
+            return_dict=return_dict, return_assistant_tokens_mask=return_assistant_tokens_mask, tools=tools,
+            documents=documents, continue_final_message=continue_final_message,
+            allow_special_in_content=allow_special_in_content, kwargs=kwargs)
+
+    @property
+    def added_tokens(self) -> list[AddedToken]:
+        """The added tokens (special tokens included) as ``bpe.special.AddedToken`` objects."""
+        return list(self._pipeline.added_tokens)
+
     def _core_offsets(self, text: str, core_sets: tuple) -> tuple:
         """The core's ``encode_offsets`` (lone surrogates fixed up first, one character for
         one, so the offsets hold for ``text``)."""
