@@ -55,32 +55,42 @@ cdef Py_ssize_t char_offsets(const TokenTable* t, const uint8_t* p, Py_ssize_t n
     ``ids`` of the ``n`` bytes ``p`` whose words ``w`` marks.  Returns 0, or -1 when the
     marks and the token lengths disagree (a token longer than its word: no such encoding).
 
-    Bytes are counted as characters up to the next continuation byte, found eight bytes at
-    a time; a token that reaches one has its continuation bytes counted and the next one is
-    looked for after it, so ASCII stretches cost a comparison per token."""
-    cdef Py_ssize_t pos = 0, c = 0, tok = 0, wi, last, e, start
+    One pass over the tokens.  A token ends at its length past the one before, or, when it
+    is the last of its word, where the word ends (a special token's length in the table
+    need not be consulted), chosen without a branch.  Bytes are counted as characters up
+    to the next continuation byte, found eight bytes at a time; a token that reaches one
+    has its continuation bytes counted and the next one is looked for after it, so ASCII
+    stretches cost a comparison per token."""
+    cdef Py_ssize_t pos = 0, c = 0, tok, wi = 0, e, start, by_length, at_end
     cdef Py_ssize_t cont = bpe_next_continuation(p, n, 0)
     cdef const int32_t* length = t.length
-    for wi in range(w.n):
-        last = w.tok_end[wi]
-        if last <= tok or last > k:
+    cdef Py_ssize_t cap = t.id_cap
+    cdef const uint32_t* tok_end = w.tok_end
+    cdef const uint32_t* byte_end = w.byte_end
+    cdef Py_ssize_t n_words = w.n
+    cdef tok_t token
+    if n_words == 0:
+        return 0 if k == 0 and n == 0 else -1
+    for tok in range(k):
+        if wi >= n_words:
             return -1
-        while tok < last:
-            # the last token of a word ends where the word does (a special token's length
-            # in the table need not be consulted); the others by their lengths
-            e = w.byte_end[wi] if tok == last - 1 else pos + length[ids[tok]]
-            if e <= pos or e > n:
-                return -1
-            if e <= cont:  # no continuation byte in p[pos:e]
-                start = c
-                c += e - pos
-            else:
-                start = c - ((p[pos] & 0xC0) == 0x80)
-                c += e - pos - bpe_continuations(p + pos, e - pos)
-                cont = bpe_next_continuation(p, n, e)
-            starts[tok] = <uint32_t>start
-            ends[tok] = <uint32_t>c
-            word_ids[tok] = <uint32_t>wi
-            pos = e
-            tok += 1
-    return 0 if tok == k and pos == n else -1
+        token = ids[tok]
+        by_length = pos + (length[token] if <Py_ssize_t>token < cap else 0)
+        at_end = tok + 1 == <Py_ssize_t>tok_end[wi]
+        # (a multiply, not a branch: where a word ends follows no pattern a predictor learns)
+        e = by_length + at_end * (<Py_ssize_t>byte_end[wi] - by_length)
+        if e <= pos or e > n:
+            return -1
+        if e <= cont:  # no continuation byte in p[pos:e]
+            start = c
+            c += e - pos
+        else:
+            start = c - ((p[pos] & 0xC0) == 0x80)
+            c += e - pos - bpe_continuations(p + pos, e - pos)
+            cont = bpe_next_continuation(p, n, e)
+        starts[tok] = <uint32_t>start
+        ends[tok] = <uint32_t>c
+        word_ids[tok] = <uint32_t>wi
+        pos = e
+        wi += at_end
+    return 0 if wi == n_words and pos == n else -1

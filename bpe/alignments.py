@@ -300,6 +300,13 @@ def _trim(starts, ends, tokens: list[str], add_prefix_space: bool) -> None:
             ends[i] = max(ends[i] - trail, starts[i])
 
 
+def post_process_changes(post, add_special_tokens: bool) -> bool:
+    """Whether :func:`post_process` changes anything: a stage that trims offsets, or with
+    ``add_special_tokens`` one that adds tokens."""
+    return any((isinstance(stage, (processors.ByteLevel, processors.RobertaProcessing)) and stage.trim_offsets)
+               or (add_special_tokens and any(stage.affixes())) for stage in processors.stages(post))
+
+
 def post_process(post, parts: tuple, token_string, add_special_tokens: bool) -> tuple:
     """``parts`` (ids, starts, ends, word ids, token strings that differ by index) after the
     post-processor ``post``: its offset trimming, and with ``add_special_tokens`` the tokens

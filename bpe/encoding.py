@@ -40,22 +40,69 @@ class Encoding:
     """One encoded text (see the module docstring).  Build it with
     ``Tokenizer.encode_with_offsets``; it is read-only."""
 
-    __slots__ = ("ids", "_starts", "_ends", "_words", "_token_string", "_shown", "_offsets", "_word_ids",
-                 "_tokens", "_padding", "overflowing")
+    __slots__ = ("ids", "_block", "_s", "_e", "_w", "_token_string", "_shown", "_offsets", "_word_ids",
+                 "_tokens", "_padding", "_overflowing")
 
     def __init__(self, ids: list[int], starts, ends, words, shown: Optional[dict],
                  token_string: Callable[[int], str], padding: tuple[int, int] = (0, 0)):
         self.ids = ids
         self._padding = padding  # (pad tokens before, after) the others: attention 0
         self._shown = shown or None  # token index -> string, where it is not the id's own
-        self._starts = starts  # (uint32 arrays or views of them)
-        self._ends = ends
-        self._words = words
+        self._block = None  # (the core's packed block, until the arrays are first needed)
+        self._s = starts    # (uint32 arrays or views of them)
+        self._e = ends
+        self._w = words
         self._token_string = token_string
         self._offsets: Optional[list] = None
         self._word_ids: Optional[list] = None
         self._tokens: Optional[list] = None
-        self.overflowing: list["Encoding"] = []  # the windows that truncation cut off (stride)
+        self._overflowing: Optional[list] = None
+
+    @classmethod
+    def from_block(cls, ids: list[int], block: bytes, token_string: Callable[[int], str]) -> "Encoding":
+        """An encoding of the core's ``(ids, block)`` (see :func:`unpack`), unpacked when
+        first read: an encoding whose offsets are never read makes no views of them (and
+        hands the garbage collector two new objects, not seven)."""
+        self = cls.__new__(cls)
+        self.ids = ids
+        self._block = block
+        self._s = self._e = self._w = None
+        self._token_string = token_string
+        self._shown = None
+        self._offsets = self._word_ids = self._tokens = None
+        self._padding = (0, 0)
+        self._overflowing = None
+        return self
+
+    @property
+    def overflowing(self) -> list["Encoding"]:
+        """HF's windows cut off by truncation: always empty here (``tokenizer(texts,
+        return_overflowing_tokens=True)`` gives them as rows of their own)."""
+        if self._overflowing is None:
+            self._overflowing = []
+        return self._overflowing
+
+    def _unpack(self) -> None:
+        _, self._s, self._e, self._w = unpack(self.ids, self._block)
+        self._block = None
+
+    @property
+    def _starts(self):
+        if self._s is None:
+            self._unpack()
+        return self._s
+
+    @property
+    def _ends(self):
+        if self._e is None:
+            self._unpack()
+        return self._e
+
+    @property
+    def _words(self):
+        if self._w is None:
+            self._unpack()
+        return self._w
 
     # ------------------------------------------------------------ the per-token lists
 

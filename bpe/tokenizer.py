@@ -129,6 +129,11 @@ class Tokenizer:
         self._explicit_n_vocab = explicit_n_vocab
         self._added_strings = {t.id: _added_text(t, pipeline) for t in added}
         self._plan = run = plan(pipeline, self._core)
+        # what _encoding needs: whether the post-processor changes an encoding (without and
+        # with add_special_tokens), and one bound method for every encoding to hold
+        self._post_changes = tuple(alignments.post_process_changes(pipeline.post_processor, add)
+                                   for add in (False, True))
+        self._token_string_of = self._token_string
         self._pattern_name = run.pattern_name
         self._pattern = run.pattern_source
         # named patterns (and no pattern) run on the backend's own scanner, which follows
@@ -529,7 +534,7 @@ class Tokenizer:
             if core_text is text:
                 return self._core_offsets(text, core_sets)
             if core_text is not None:  # the normal form's offsets, moved back to the text
-                return alignments.to_original(self._core_offsets(core_text, core_sets),
+                return alignments.to_original(unpack(*self._core_offsets(core_text, core_sets)),
                                               alignments.unicode_form(self._normalization, text))
         return alignments.encode_staged(self, text, allowed, disallowed)
 
@@ -553,7 +558,7 @@ class Tokenizer:
         allowed, disallowed, core_sets = self._resolve_specials(allowed_special, disallowed_special)
         if core_sets is not None and (self._normalization is None or all(
                 unicodedata.is_normalized(self._normalization, t) for t in texts)):
-            return [unpack(*parts) for parts in self._run_batch(texts, num_threads, core_sets[0], core_sets[1], True)]
+            return self._run_batch(texts, num_threads, core_sets[0], core_sets[1], True)
         return [self._offset_parts(t, allowed, disallowed, core_sets) for t in texts]
 
     # ---------------------------------------------------------------- model inputs
@@ -620,7 +625,12 @@ class Tokenizer:
             cuts = [(0, n)] if options.budget is None else \
                 model_inputs.windows(n, options.budget, options.stride, options.truncate_left)
             for start, stop in (cuts if options.overflowing else cuts[:1]):
-                encodings.append(self._encoding(model_inputs.cut(parts, start, stop), options.add_special_tokens))
+                if (start, stop) != (0, n):
+                    parts = unpack(*parts) if len(parts) == 2 else parts
+                    piece = model_inputs.cut(parts, start, stop)
+                else:
+                    piece = parts
+                encodings.append(self._encoding(piece, options.add_special_tokens))
                 sample_map.append(i)
         return model_inputs.assemble(encodings, sample_map, options, batched)
 
@@ -662,6 +672,7 @@ class Tokenizer:
         while True:
             head = text[:window]
             parts = self._offset_parts(head, allowed, frozenset(), core_sets)
+            parts = unpack(*parts) if len(parts) == 2 else parts
             n = len(parts[0])
             if window >= len(text) and n <= max_tokens:
                 return checked(text)  # (the window was the whole text)
@@ -694,7 +705,8 @@ class Tokenizer:
         """:meth:`_offset_parts` of ``text`` with no added token matched (``encode_ordinary``'s
         ids)."""
         none = frozenset()
-        return self._offset_parts(text, none, none, self._core_specials(none, none))
+        parts = self._offset_parts(text, none, none, self._core_specials(none, none))
+        return unpack(*parts) if len(parts) == 2 else parts
 
     # ---------------------------------------------------------------- chat templates
 
@@ -741,26 +753,31 @@ class Tokenizer:
         return list(self._pipeline.added_tokens)
 
     def _core_offsets(self, text: str, core_sets: tuple) -> tuple:
-        """The core's ``encode_offsets`` (lone surrogates fixed up first, one character for
-        one, so the offsets hold for ``text``)."""
+        """The core's ``encode_offsets``, ``(ids, block)`` (``bpe.encoding.unpack`` reads
+        the block; lone surrogates are fixed up first, one character for one, so the
+        offsets hold for ``text``)."""
         try:
             ids, block = self._core.encode_offsets(text, self._pattern_name, core_sets[0], core_sets[1])
         except UnicodeEncodeError:
             ids, block = self._core.encode_offsets(training.repair_surrogates(text), self._pattern_name,
                                                    core_sets[0], core_sets[1])
-        return unpack(ids, block)
+        return ids, block
 
     def _encoding(self, parts: tuple, add_special_tokens: bool) -> Encoding:
         """An Encoding of ``(ids, starts, ends, word_ids[, shown])`` (shown: token strings
-        that are not their id's, by index), with the post-processor's offset trimming and,
-        with ``add_special_tokens``, the tokens it adds."""
+        that are not their id's, by index) or of the core's ``(ids, block)``, with the
+        post-processor's offset trimming and, with ``add_special_tokens``, the tokens it adds."""
+        if len(parts) == 2:
+            if not self._post_changes[add_special_tokens]:
+                return Encoding.from_block(parts[0], parts[1], self._token_string_of)
+            parts = unpack(*parts)
         if len(parts) == 4:
             parts = (*parts, None)
         post = self._pipeline.post_processor
         if post is not None:
             parts = alignments.post_process(post, parts[:4] + (parts[4] or {},), self.id_to_token,
                                             add_special_tokens)
-        return Encoding(*parts, self._token_string)
+        return Encoding(*parts, self._token_string_of)
 
     def encode_to_array(
         self,

@@ -64,6 +64,11 @@ def _environment():
             "pip install 'bpe[chat]' (or pip install jinja2); the built-in templates ('llama3', "
             "'chatml', ...) need nothing") from None
 
+    version = tuple(int(p) if p.isdigit() else 0 for p in jinja2.__version__.split(".")[:3])
+    if version < (3, 1, 6):  # templates are untrusted code, and older sandboxes can be escaped
+        raise ChatTemplateError(f"Jinja chat templates need jinja2 >= 3.1.6 (older versions have known sandbox "
+                                f"escapes), and {jinja2.__version__} is installed: pip install -U jinja2")
+
     class Generator(CodeGenerator):
         def visit_Concat(self, node, frame):  # `a ~ b`: joined with the spans kept
             self.write("environment.concat((")
