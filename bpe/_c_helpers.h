@@ -182,18 +182,15 @@ static inline Py_ssize_t bpe_ascii_run(const unsigned char* s, Py_ssize_t n, Py_
 
 /* How many bytes of p[:n] are UTF-8 continuation bytes (10xxxxxx), for the character
    offsets of tokens: eight bytes at a time from bpe_word (bytes past n are zero there, no
-   continuation), bit 7 set and bit 6 clear in each byte counted with a popcount. */
+   continuation), bit 7 set and bit 6 clear in each byte.  The marks (one bit per byte, at
+   bit 7) are summed by a multiply that adds every byte into the top one: no popcount,
+   which without -mpopcnt is a call into libgcc. */
 static inline Py_ssize_t bpe_continuations(const unsigned char* p, Py_ssize_t n) {
     Py_ssize_t count = 0;
     for (Py_ssize_t i = 0; i < n; i += 8) {
         uint64_t w = bpe_word(p + i, n - i);
         uint64_t m = w & ~(w << 1) & 0x8080808080808080ULL;
-#if defined(__GNUC__) || defined(__clang__)
-        count += __builtin_popcountll(m);
-#else
-        for (; m; m &= m - 1)
-            count++;
-#endif
+        count += (Py_ssize_t)(((m >> 7) * 0x0101010101010101ULL) >> 56);
     }
     return count;
 }
