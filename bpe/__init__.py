@@ -23,7 +23,7 @@ from .errors import (
 )
 from .pre_tokenizers.patterns import NAMED_PATTERNS
 from . import tiktoken_files  # the old path of bpe.io.tiktoken
-from .registry import get_encoding, list_encodings, sample_path
+from .registry import encoding_for_model, encoding_name_for_model, get_encoding, list_encoding_names, list_encodings, sample_path
 from .tokenizer import Tokenizer
 from .evaluation import compression
 from .training import count_pretokens
@@ -42,7 +42,10 @@ __all__ = [
     "backend",
     "compression",
     "count_pretokens",
+    "encoding_for_model",
+    "encoding_name_for_model",
     "get_encoding",
+    "list_encoding_names",
     "list_encodings",
     "sample_path",
     "tiktoken_files",

@@ -100,6 +100,7 @@ class Tokenizer:
         self._added_by_name = {t.content: t for t in added}
         self._special_tokens = {t.content: t.id for t in added if t.special}
         self._special_set = frozenset(self._special_tokens)
+        self._special_ids = frozenset(self._special_tokens.values())
         self._always = frozenset(t.content for t in added if not t.special)  # HF's non-special ones
         self._special_sets: dict = {}  # frozenset of names -> the backend's Specials (_core_specials)
         self._backend = _backend.active()
@@ -802,6 +803,63 @@ class Tokenizer:
         special.check_disallowed(text, disallowed)
         out.extend(self.encode(text, allowed_special=allowed, disallowed_special=()))
         return out
+
+    def encode_to_numpy(
+        self,
+        text: str,
+        *,
+        allowed_special: Union[Literal["all"], AbstractSet[str]] = _NO_SPECIALS,
+        disallowed_special: Union[Literal["all"], Collection[str]] = _ALL,
+    ):
+        """tiktoken's ``encode_to_numpy``: :meth:`encode` as a numpy ``uint32`` array (a view
+        of :meth:`encode_to_array`'s buffer, no copy).  numpy is an optional extra."""
+        try:
+            import numpy
+        except ImportError:
+            raise ImportError("encode_to_numpy needs numpy, an optional extra: pip install numpy "
+                              "(encode_to_array gives the same ids as an array.array without it)") from None
+        out = self.encode_to_array(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        return numpy.frombuffer(out, dtype=numpy.uint32)
+
+    def encode_single_token(self, text_or_bytes: Union[str, bytes]) -> int:
+        """The id of the one token whose bytes (or special-token text) these are, as tiktoken:
+        ``KeyError`` when no single token has them."""
+        data = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else text_or_bytes
+        if not isinstance(data, bytes):
+            raise TypeError(f"encode_single_token takes str or bytes, got {type(text_or_bytes).__name__}")
+        found = self._mergeable_ranks.get(data)
+        if found is None:
+            try:
+                found = self._added_ids.get(data.decode("utf-8"))
+            except UnicodeDecodeError:
+                pass
+        if found is None:
+            raise KeyError(data)
+        return found
+
+    def encode_single_piece(self, text_or_bytes: Union[str, bytes]) -> list[int]:
+        """BPE of ``text_or_bytes`` as one piece, with no split and no special tokens (as
+        tiktoken's ``encode_single_piece``); any bytes, valid UTF-8 or not."""
+        data = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else text_or_bytes
+        if not isinstance(data, bytes):
+            raise TypeError(f"encode_single_piece takes str or bytes, got {type(text_or_bytes).__name__}")
+        if self._core is None or not self._plan.bytes_decode:
+            raise TypeError("encode_single_piece needs a byte-level BPE model; this tokenizer's "
+                            f"{type(self._pipeline.model).__name__} has no byte form")
+        return self._core.encode_piece_bytes(data)
+
+    _encode_single_piece = encode_single_piece  # (tiktoken 0.14's name for it)
+
+    def is_special_token(self, token: int) -> bool:
+        """Whether ``token`` is the id of a special token (tiktoken's ``is_special_token``)."""
+        return token in self._special_ids
+
+    def token_byte_values(self) -> list[bytes]:
+        """The bytes of every mergeable token, sorted (tiktoken's ``token_byte_values``)."""
+        model = self._pipeline.model
+        if isinstance(model, MergeBPE):
+            return sorted(model.token_bytes(t) for t in model.vocab)
+        return sorted(model.ranks)
 
     def encode_batch(
         self,
