@@ -11,6 +11,9 @@ character more does not, and it never needs the whole text encoded.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 import tokenizers
 from hypothesis import HealthCheck, given, settings
@@ -156,7 +159,7 @@ def test_padding_fills_with_the_pad_token():
 
 
 def test_numpy_arrays():
-    np = pytest.importorskip("numpy")  # an optional extra: the call works without it
+    import numpy as np  # (a test dependency; the call without it: the next test)
     enc = bpe.get_encoding("cl100k_base")
     out = enc(["hello world", "x"], padding=True, pad_token="<|endoftext|>", return_tensors="np",
               return_offsets_mapping=True)
@@ -165,6 +168,24 @@ def test_numpy_arrays():
     assert enc("hi", return_tensors="np")["input_ids"].shape == (1, 1)
     with pytest.raises(ModelInputsError, match="padding=True"):
         enc(["hello world", "x"], return_tensors="np")
+
+
+def test_numpy_is_optional():
+    code = ("import sys; sys.modules['numpy'] = None\n"
+            "import bpe\n"
+            "enc = bpe.get_encoding('cl100k_base')\n"
+            "print(enc(['hi', 'there'])['input_ids'])\n"
+            "try:\n"
+            "    enc('hi', return_tensors='np')\n"
+            "except bpe.errors.ModelInputsError as e:\n"
+            "    print('error:', e)\n"
+            "try:\n"
+            "    enc.encode_to_numpy('hi')\n"
+            "except ImportError as e:\n"
+            "    print('error:', e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("pip install numpy") == 2 and "[[6151], [19041]]" in out.stdout
 
 
 def test_special_tokens_follow_the_encode_policy():

@@ -48,7 +48,7 @@ def test_encode_single_piece_is_tiktokens(backend, piece):
 
 
 def test_encode_to_numpy():
-    np = pytest.importorskip("numpy")  # an optional extra
+    import numpy as np  # (a test dependency; without it: tests/test_model_inputs.py::test_numpy_is_optional)
     ours, theirs = bpe.get_encoding("cl100k_base"), tiktoken_encoding("cl100k_base")
     text = "hello <|endoftext|> world 日本"
     got = ours.encode_to_numpy(text, allowed_special="all")
