@@ -303,8 +303,12 @@ def _trim(starts, ends, tokens: list[str], add_prefix_space: bool) -> None:
 def post_process_changes(post, add_special_tokens: bool) -> bool:
     """Whether :func:`post_process` changes anything: a stage that trims offsets, or with
     ``add_special_tokens`` one that adds tokens."""
-    return any((isinstance(stage, (processors.ByteLevel, processors.RobertaProcessing)) and stage.trim_offsets)
-               or (add_special_tokens and any(stage.affixes())) for stage in processors.stages(post))
+    return any(_trims(stage) or (add_special_tokens and any(stage.affixes())) for stage in processors.stages(post))
+
+
+def _trims(stage) -> bool:
+    """Whether a post-processor stage trims the spaces off offsets (HF's trim_offsets)."""
+    return isinstance(stage, (processors.ByteLevel, processors.RobertaProcessing)) and stage.trim_offsets
 
 
 def post_process(post, parts: tuple, token_string, add_special_tokens: bool) -> tuple:
@@ -313,8 +317,7 @@ def post_process(post, parts: tuple, token_string, add_special_tokens: bool) -> 
     it adds around the text ((0, 0), no word)."""
     ids, starts, ends, words, shown = parts
     for stage in processors.stages(post):
-        trims = isinstance(stage, (processors.ByteLevel, processors.RobertaProcessing)) and stage.trim_offsets
-        if trims:  # (into arrays of their own: the core's are read-only views)
+        if _trims(stage):  # (into arrays of their own: the core's are read-only views)
             starts, ends = packed(starts), packed(ends)
             strings = [shown.get(k) or token_string(i) or "" for k, i in enumerate(ids)]
             _trim(starts, ends, strings, stage.add_prefix_space)

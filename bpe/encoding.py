@@ -36,6 +36,12 @@ def unpack(ids: list[int], block: bytes) -> tuple:
     return ids, view[:k], view[k:2 * k], view[2 * k:]
 
 
+def unpacked(parts: tuple) -> tuple:
+    """``parts`` as ``(ids, starts, ends, word_ids[, shown])``: the core's ``(ids, block)``
+    unpacked (:func:`unpack`), any other form as it is."""
+    return unpack(*parts) if len(parts) == 2 else parts
+
+
 class Encoding:
     """One encoded text (see the module docstring).  Build it with
     ``Tokenizer.encode_with_offsets``; it is read-only."""

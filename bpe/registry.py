@@ -3,8 +3,9 @@
 ``r50k_base`` (alias ``gpt2``), ``p50k_base``, ``p50k_edit`` (p50k's ranks with the fill-in-
 the-middle tokens), ``cl100k_base`` and ``o200k_base`` are built from the rank tables in
 ``bpe/data/*.bpeb`` (see ``bpe.bundle``) with tiktoken's split patterns and special tokens;
-``encoding_name_for_model`` maps model names to them as tiktoken 0.14 does.  Nothing is ever downloaded.  Loaded encodings are cached per backend, and a
-bundled tokenizer pickles as its name.  This module does not encode anything itself.
+``encoding_name_for_model`` maps model names to them as tiktoken 0.14 does.  Nothing is ever
+downloaded.  Loaded encodings are cached per backend, and a bundled tokenizer pickles as its
+name.  This module does not encode anything itself.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ import unicodedata
 from typing import AbstractSet, Collection, Iterable, Literal, Optional, Sequence, Union
 
 from . import _backend, alignments, byte_unicode, decoders, model_inputs, normalizers, processors, special, training
-from .encoding import Encoding, unpack
+from .encoding import Encoding, unpack, unpacked
 from .io import huggingface
 from .models.bpe import MergeBPE, RankBPE
 from .pipeline import Pipeline, build_core, plan, pre_tokenize
@@ -626,11 +626,7 @@ class Tokenizer:
             cuts = [(0, n)] if options.budget is None else \
                 model_inputs.windows(n, options.budget, options.stride, options.truncate_left)
             for start, stop in (cuts if options.overflowing else cuts[:1]):
-                if (start, stop) != (0, n):
-                    parts = unpack(*parts) if len(parts) == 2 else parts
-                    piece = model_inputs.cut(parts, start, stop)
-                else:
-                    piece = parts
+                piece = parts if (start, stop) == (0, n) else model_inputs.cut(unpacked(parts), start, stop)
                 encodings.append(self._encoding(piece, options.add_special_tokens))
                 sample_map.append(i)
         return model_inputs.assemble(encodings, sample_map, options, batched)
@@ -672,8 +668,7 @@ class Tokenizer:
         window = 4 * max_tokens + 64
         while True:
             head = text[:window]
-            parts = self._offset_parts(head, allowed, frozenset(), core_sets)
-            parts = unpack(*parts) if len(parts) == 2 else parts
+            parts = unpacked(self._offset_parts(head, allowed, frozenset(), core_sets))
             n = len(parts[0])
             if window >= len(text) and n <= max_tokens:
                 return checked(text)  # (the window was the whole text)
@@ -706,8 +701,7 @@ class Tokenizer:
         """:meth:`_offset_parts` of ``text`` with no added token matched (``encode_ordinary``'s
         ids)."""
         none = frozenset()
-        parts = self._offset_parts(text, none, none, self._core_specials(none, none))
-        return unpack(*parts) if len(parts) == 2 else parts
+        return unpacked(self._offset_parts(text, none, none, self._core_specials(none, none)))
 
     # ---------------------------------------------------------------- chat templates
 
@@ -824,9 +818,7 @@ class Tokenizer:
     def encode_single_token(self, text_or_bytes: Union[str, bytes]) -> int:
         """The id of the one token whose bytes (or special-token text) these are, as tiktoken:
         ``KeyError`` when no single token has them."""
-        data = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else text_or_bytes
-        if not isinstance(data, bytes):
-            raise TypeError(f"encode_single_token takes str or bytes, got {type(text_or_bytes).__name__}")
+        data = _as_bytes(text_or_bytes, "encode_single_token")
         found = self._mergeable_ranks.get(data)
         if found is None:
             try:
@@ -840,9 +832,7 @@ class Tokenizer:
     def encode_single_piece(self, text_or_bytes: Union[str, bytes]) -> list[int]:
         """BPE of ``text_or_bytes`` as one piece, with no split and no special tokens (as
         tiktoken's ``encode_single_piece``); any bytes, valid UTF-8 or not."""
-        data = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else text_or_bytes
-        if not isinstance(data, bytes):
-            raise TypeError(f"encode_single_piece takes str or bytes, got {type(text_or_bytes).__name__}")
+        data = _as_bytes(text_or_bytes, "encode_single_piece")
         if self._core is None or not self._plan.bytes_decode:
             raise TypeError("encode_single_piece needs a byte-level BPE model; this tokenizer's "
                             f"{type(self._pipeline.model).__name__} has no byte form")
@@ -1353,6 +1343,15 @@ def _check_id(token: object) -> int:
         return operator.index(token)
     except TypeError:
         raise TypeError(f"token ids must be int, got {type(token).__name__}") from None
+
+
+def _as_bytes(text_or_bytes: object, call: str) -> bytes:
+    """A str as its UTF-8 bytes, bytes as they are; else TypeError naming ``call``."""
+    if isinstance(text_or_bytes, str):
+        return text_or_bytes.encode("utf-8")
+    if not isinstance(text_or_bytes, bytes):
+        raise TypeError(f"{call} takes str or bytes, got {type(text_or_bytes).__name__}")
+    return text_or_bytes
 
 
 def _not_str(value: object) -> str:

@@ -21,9 +21,6 @@ Qwen-like fixture (tests/data/hf/qwen_like.json: NFC, non-special <think> tokens
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import jinja2
 import jinja2.ext
 import pytest
@@ -35,6 +32,7 @@ import bpe
 from bpe.chat import tracked
 from bpe.errors import BPEError, ChatTemplateError
 from hf_oracle import fixture_path
+from optional_extras import run_without
 
 CHAT_TOKENS = ["<|im_start|>", "<|im_end|>", "<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>",
                "<|eot_id|>", "<bos>", "<start_of_turn>", "<end_of_turn>", "<s>", "</s>"]
@@ -383,14 +381,12 @@ def test_builtin_needs_the_tokens_it_writes():
 
 
 def test_jinja_is_optional():
-    code = ("import sys; sys.modules['jinja2'] = None\n"
-            "import bpe\n"
-            "tok = bpe.get_encoding('cl100k_base')\n"
-            "print(tok.apply_chat_template([{'role': 'user', 'content': 'x'}], template='chatml', tokenize=False))\n"
-            "try:\n"
-            "    tok.apply_chat_template([{'role': 'user', 'content': 'x'}], template='{{ messages }}')\n"
-            "except bpe.errors.ChatTemplateError as e:\n"
-            "    print('error:', e)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert "<|im_start|>user" in out.stdout and "pip install 'bpe[chat]'" in out.stdout
+    stdout = run_without("jinja2", (
+        "import bpe\n"
+        "tok = bpe.get_encoding('cl100k_base')\n"
+        "print(tok.apply_chat_template([{'role': 'user', 'content': 'x'}], template='chatml', tokenize=False))\n"
+        "try:\n"
+        "    tok.apply_chat_template([{'role': 'user', 'content': 'x'}], template='{{ messages }}')\n"
+        "except bpe.errors.ChatTemplateError as e:\n"
+        "    print('error:', e)\n"))
+    assert "<|im_start|>user" in stdout and "pip install 'bpe[chat]'" in stdout

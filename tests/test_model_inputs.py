@@ -11,9 +11,6 @@ character more does not, and it never needs the whole text encoded.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 import tokenizers
 from hypothesis import HealthCheck, given, settings
@@ -23,6 +20,7 @@ import bpe
 from bpe import model_inputs
 from bpe.errors import BPEError, ModelInputsError
 from hf_oracle import FIXTURES, fixture_path, spec
+from optional_extras import run_without
 
 TEXTS = [
     "hello world this is a longer text with many words in it ok",
@@ -171,21 +169,19 @@ def test_numpy_arrays():
 
 
 def test_numpy_is_optional():
-    code = ("import sys; sys.modules['numpy'] = None\n"
-            "import bpe\n"
-            "enc = bpe.get_encoding('cl100k_base')\n"
-            "print(enc(['hi', 'there'])['input_ids'])\n"
-            "try:\n"
-            "    enc('hi', return_tensors='np')\n"
-            "except bpe.errors.ModelInputsError as e:\n"
-            "    print('error:', e)\n"
-            "try:\n"
-            "    enc.encode_to_numpy('hi')\n"
-            "except ImportError as e:\n"
-            "    print('error:', e)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.count("pip install numpy") == 2 and "[[6151], [19041]]" in out.stdout
+    stdout = run_without("numpy", (
+        "import bpe\n"
+        "enc = bpe.get_encoding('cl100k_base')\n"
+        "print(enc(['hi', 'there'])['input_ids'])\n"
+        "try:\n"
+        "    enc('hi', return_tensors='np')\n"
+        "except bpe.errors.ModelInputsError as e:\n"
+        "    print('error:', e)\n"
+        "try:\n"
+        "    enc.encode_to_numpy('hi')\n"
+        "except ImportError as e:\n"
+        "    print('error:', e)\n"))
+    assert stdout.count("pip install numpy") == 2 and "[[6151], [19041]]" in stdout
 
 
 def test_special_tokens_follow_the_encode_policy():

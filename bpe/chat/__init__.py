@@ -215,9 +215,13 @@ def _render_builtin(name: str, messages: list, add_generation_prompt: bool, tool
                                 "model's own Jinja template (template=...)")
     if not messages:
         raise ChatTemplateError(f"the built-in {name!r} template needs at least one message")
-    bos = config.get("bos_token") if isinstance(config.get("bos_token"), str) else b.bos
-    eos = config.get("eos_token") if isinstance(config.get("eos_token"), str) else b.eos
-    return b.render(messages, add_generation_prompt, bos, eos, options)
+    return b.render(messages, add_generation_prompt, *_bos_eos(b, config), options)
+
+
+def _bos_eos(b: "builtin.Builtin", config: dict) -> tuple[str, str]:
+    """A built-in's bos and eos: the tokenizer config's where it names them."""
+    return tuple(config[k] if isinstance(config.get(k), str) else default
+                 for k, default in (("bos_token", b.bos), ("eos_token", b.eos)))
 
 
 # ------------------------------------------------------------------ encoding
@@ -225,8 +229,7 @@ def _render_builtin(name: str, messages: list, add_generation_prompt: bool, tool
 
 def _check_tokens(tok, b: "builtin.Builtin", config: dict) -> None:
     names = {t.content for t in tok.added_tokens}
-    bos = config.get("bos_token") if isinstance(config.get("bos_token"), str) else b.bos
-    eos = config.get("eos_token") if isinstance(config.get("eos_token"), str) else b.eos
+    bos, eos = _bos_eos(b, config)
     missing = [t for t in (*b.structural, bos, eos if b.writes_eos else "") if t and t not in names]
     if missing:
         raise ChatTemplateError(
