@@ -180,37 +180,45 @@ static inline Py_ssize_t bpe_ascii_run(const unsigned char* s, Py_ssize_t n, Py_
     return i;
 }
 
-/* How many bytes of p[:n] are UTF-8 continuation bytes (10xxxxxx), for the character
-   offsets of tokens: eight bytes at a time from bpe_word (bytes past n are zero there, no
-   continuation), bit 7 set and bit 6 clear in each byte.  The marks (one bit per byte, at
-   bit 7) are summed by a multiply that adds every byte into the top one: no popcount,
-   which without -mpopcnt is a call into libgcc. */
-static inline Py_ssize_t bpe_continuations(const unsigned char* p, Py_ssize_t n) {
-    Py_ssize_t count = 0;
-    for (Py_ssize_t i = 0; i < n; i += 8) {
-        uint64_t w = bpe_word(p + i, n - i);
-        uint64_t m = w & ~(w << 1) & 0x8080808080808080ULL;
-        count += (Py_ssize_t)(((m >> 7) * 0x0101010101010101ULL) >> 56);
-    }
-    return count;
+/* Where characters start in UTF-8 text, for the character offsets of tokens: for each
+   eight-byte block j of p[:n] (j = 0 .. n / 8), index[j] holds how many bytes of p[:8j] are
+   continuation bytes (10xxxxxx), shifted left 8, and in its low byte bit i set when byte
+   8j + i (below n) is one.  The characters before byte e are then e minus
+   bpe_continuations_before(index, e): a load and a table lookup, no branch, whatever the
+   script.  A byte's mark is bit 7 set and bit 6 clear; the marks (bit 7 of each byte,
+   shifted to bit 0) are gathered into a byte by one multiply and summed by another
+   (no popcount, which without -mpopcnt is a call into libgcc). */
+static inline uint64_t bpe_cont_marks(uint64_t w) {
+    return (w & ~(w << 1) & 0x8080808080808080ULL) >> 7;
 }
-
-/* The position of the first continuation byte of p[i:n], or n: eight bytes at a time. */
-static inline Py_ssize_t bpe_next_continuation(const unsigned char* p, Py_ssize_t n, Py_ssize_t i) {
-    for (; i < n; i += 8) {
-        uint64_t w = bpe_word(p + i, n - i);
-        uint64_t m = w & ~(w << 1) & 0x8080808080808080ULL;
-        if (m) {
-#if defined(__GNUC__) || defined(__clang__)
-            return i + (__builtin_ctzll(m) >> 3);
-#else
-            Py_ssize_t k = 0;
-            while (!(m & 0x80)) { m >>= 8; k++; }
-            return i + k;
-#endif
-        }
+static inline void bpe_char_index(const unsigned char* p, Py_ssize_t n, uint64_t* index) {
+    uint64_t before = 0, w, m;
+    Py_ssize_t i = 0, j = 0;
+    for (; i + 8 <= n; i += 8, j++) {
+        memcpy(&w, p + i, 8);
+        m = bpe_cont_marks(w);
+        index[j] = before << 8 | ((m * 0x0102040810204080ULL) >> 56);
+        before += (m * 0x0101010101010101ULL) >> 56;
     }
-    return n;
+    w = 0;
+    for (Py_ssize_t k = 0; i + k < n; k++)
+        w |= (uint64_t)p[i + k] << (8 * k);
+    m = bpe_cont_marks(w);
+    index[j] = before << 8 | ((m * 0x0102040810204080ULL) >> 56);
+}
+/* how many bits of a byte are set */
+static const unsigned char bpe_bits_set[256] = {
+#define BPE_B2(n) n, n + 1, n + 1, n + 2
+#define BPE_B4(n) BPE_B2(n), BPE_B2(n + 1), BPE_B2(n + 1), BPE_B2(n + 2)
+#define BPE_B6(n) BPE_B4(n), BPE_B4(n + 1), BPE_B4(n + 1), BPE_B4(n + 2)
+    BPE_B6(0), BPE_B6(1), BPE_B6(1), BPE_B6(2)
+#undef BPE_B2
+#undef BPE_B4
+#undef BPE_B6
+};
+static inline Py_ssize_t bpe_continuations_before(const uint64_t* index, Py_ssize_t e) {
+    uint64_t x = index[e >> 3];
+    return (Py_ssize_t)(x >> 8) + bpe_bits_set[x & ((1u << (e & 7)) - 1)];
 }
 
 #endif /* BPE_C_HELPERS_H */

@@ -87,8 +87,8 @@ cdef extern from "_c_helpers.h":
     void bpe_pause() noexcept nogil
     int bpe_load_acquire(const int* p) noexcept nogil          # the lazily built tables' states
     void bpe_store_release(int* p, int v) noexcept nogil
-    Py_ssize_t bpe_continuations(const uint8_t* p, Py_ssize_t n) noexcept nogil  # offsets' characters
-    Py_ssize_t bpe_next_continuation(const uint8_t* p, Py_ssize_t n, Py_ssize_t i) noexcept nogil
+    void bpe_char_index(const uint8_t* p, Py_ssize_t n, uint64_t* index) noexcept nogil  # offsets' characters
+    Py_ssize_t bpe_continuations_before(const uint64_t* index, Py_ssize_t e) noexcept nogil
 
 
 cdef extern from "_piece_cache.h":
@@ -936,7 +936,7 @@ cdef class Encoder:
         malloc'd block that the caller frees: the k ids, then k starts, k ends and k word ids
         (uint32); returns k, or a negative status (and ``result[0]`` is NULL)."""
         cdef Words words
-        cdef Py_ssize_t k
+        cdef Py_ssize_t k, status
         cdef tok_t* block
         cdef void* grown
         result[0] = NULL
@@ -955,9 +955,10 @@ cdef class Encoder:
                 k = OUT_OF_MEMORY
             else:
                 block = <tok_t*>grown
-                if char_offsets(&self.tb.table, p, n, block, k, &words, <uint32_t*>(block + k),
-                                <uint32_t*>(block + 2 * k), <uint32_t*>(block + 3 * k)) < 0:
-                    k = OFFSETS_DISAGREE
+                status = char_offsets(&self.tb.table, p, n, block, k, &words, <uint32_t*>(block + k),
+                                      <uint32_t*>(block + 2 * k), <uint32_t*>(block + 3 * k))
+                if status < 0:
+                    k = status
         words_free(&words)
         if k < 0:
             free(block)
@@ -1000,8 +1001,7 @@ cdef class Encoder:
             dst = <uint32_t*>PyBytes_AS_STRING(block)
             with nogil:
                 status = char_offsets(&self.tb.table, p, n, out, k, &words, dst, dst + k, dst + 2 * k)
-            if status < 0:
-                _check_status(OFFSETS_DISAGREE)
+            _check_status(status)
             return ids, block
         finally:
             words_free(&words)
