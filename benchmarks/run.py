@@ -182,6 +182,23 @@ def interleaved(fns: dict[str, Callable[[], object]], rounds: int,
     """Median seconds per label, running the labels in turn in every round (``setup[label]``,
     if given, runs untimed before each call).  A label whose call raises (tiktoken panics on
     some long inputs) gets NaN and its error in FAILED."""
+    times = interleaved_times(fns, rounds, setup)
+    return {k: statistics.median(v) if v else float("nan") for k, v in times.items()}
+
+
+def paired_ratio(times: dict[str, list[float]], a: str, b: str) -> str:
+    """Speed of ``a`` over speed of ``b`` (their times' inverse ratio) in each round of
+    :func:`interleaved_times`, as "median (min-max)": runs of the same round are neighbours,
+    so a ratio per round is steadier than a ratio of two medians on a noisy machine."""
+    ratios = sorted(tb / ta for ta, tb in zip(times[a], times[b]))
+    if not ratios:
+        return "-"
+    return f"{statistics.median(ratios):.2f}x ({ratios[0]:.2f}-{ratios[-1]:.2f})"
+
+
+def interleaved_times(fns: dict[str, Callable[[], object]], rounds: int,
+                      setup: Optional[dict[str, Callable[[], None]]] = None) -> dict[str, list[float]]:
+    """The seconds of every round per label (see :func:`interleaved`)."""
     times: dict[str, list[float]] = {k: [] for k in fns}
     for r in range(rounds):
         order = list(fns) if r % 2 == 0 else list(reversed(fns))
@@ -200,7 +217,7 @@ def interleaved(fns: dict[str, Callable[[], object]], rounds: int,
                 FAILED[label] = f"{type(exc).__name__}: {str(exc)[:60]}"
                 continue
             times[label].append(time.perf_counter() - t)
-    return {k: statistics.median(v) if v else float("nan") for k, v in times.items()}
+    return times
 
 
 def check_ids(encoders: dict[str, object], docs: list[str]) -> dict[str, int]:
@@ -684,17 +701,19 @@ def bench_offsets(args) -> None:
                 fns["HF encode + lists"] = lambda: [(e.offsets, e.word_ids) for e in
                                                     (hf.encode(d, add_special_tokens=False) for d in docs)]
             before = {k: _after_a_pause(cold_start(tok) if not k.startswith("HF") else None) for k in fns}
-            speed = {k: n_bytes / v / 1e6 for k, v in interleaved(fns, args.rounds, before).items()}
+            times = interleaved_times(fns, args.rounds, before)
+            speed = {k: n_bytes / statistics.median(v) / 1e6 for k, v in times.items() if v}
             ratio = lambda a, b: f"{speed[a] / speed[b]:.2f}x" if b in speed else "-"  # noqa: E731
             rows.append([name, group, f"{n_bytes / 1e6:.2f} MB", str(wrong)]
                         + [f"{speed[k]:.1f}" for k in ("encode", "with_offsets", "with_offsets + lists",
                                                        "with_offsets batch 2 threads")]
                         + [f"{speed['HF encode']:.1f}" if "HF encode" in speed else "-",
-                           ratio("with_offsets", "encode"), ratio("with_offsets", "HF encode"),
+                           paired_ratio(times, "with_offsets", "encode"), ratio("with_offsets", "HF encode"),
                            ratio("with_offsets + lists", "HF encode + lists")])
     print("\nbpe: encode / encode_with_offsets(allowed_special='all') (\"+ lists\": with .offsets and "
           ".word_ids read); HF: encode(add_special_tokens=False); docs that differ: ids from encode, "
-          "or ids, offsets and word ids from HF:\n")
+          "or ids, offsets and word ids from HF; with_offsets / encode: the median (and range) of the "
+          "ratio in each round:\n")
     print(table(["tokenizer", "group", "input", "docs that differ", "encode", "with_offsets", "+ lists",
                  "batch, 2 threads", "HF encode", "with_offsets / encode", "with_offsets / HF",
                  "+ lists / HF + lists"], rows))

@@ -23,7 +23,7 @@ from .errors import (
 )
 from .pre_tokenizers.patterns import NAMED_PATTERNS
 from . import tiktoken_files  # the old path of bpe.io.tiktoken
-from .registry import encoding_for_model, encoding_name_for_model, get_encoding, list_encoding_names, list_encodings, sample_path
+from .registry import Encoding, encoding_for_model, encoding_name_for_model, get_encoding, list_encoding_names, list_encodings, register_encoding, sample_path
 from .tokenizer import Tokenizer
 from .evaluation import compression
 from .training import count_pretokens
@@ -33,6 +33,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BPEError",
     "DisallowedSpecialTokenError",
+    "Encoding",
     "NAMED_PATTERNS",
     "PatternError",
     "TokenizerFileError",
@@ -47,6 +48,7 @@ __all__ = [
     "get_encoding",
     "list_encoding_names",
     "list_encodings",
+    "register_encoding",
     "sample_path",
     "tiktoken_files",
 ]

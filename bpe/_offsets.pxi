@@ -17,6 +17,10 @@
 # operations and no branch in any script: mixed text, where a branch on "is there a
 # multi-byte character here" follows no pattern, costs no more than ASCII.
 
+cdef enum:
+    LENGTH_AHEAD = 16   # char_offsets' prefetch distance for token lengths
+
+
 ctypedef struct Words:
     uint32_t* tok_end        # word w ends before token tok_end[w] ...
     uint32_t* byte_end       # ... and before byte byte_end[w] of the text
@@ -83,6 +87,9 @@ cdef Py_ssize_t char_offsets(const TokenTable* t, const uint8_t* p, Py_ssize_t n
             if wi >= n_words:
                 return OFFSETS_DISAGREE
             token = ids[tok]
+            if tok + LENGTH_AHEAD < k and <Py_ssize_t>ids[tok + LENGTH_AHEAD] < cap:
+                # (the lengths of a large vocabulary are read at random, mostly out of cache)
+                bpe_prefetch(&length[ids[tok + LENGTH_AHEAD]])
             by_length = pos + (length[token] if <Py_ssize_t>token < cap else 0)
             at_end = tok + 1 == <Py_ssize_t>tok_end[wi]
             e = by_length + at_end * (<Py_ssize_t>byte_end[wi] - by_length)

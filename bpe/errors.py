@@ -23,12 +23,13 @@ class TrainingError(BPEError, ValueError):
 
 
 class UnknownEncodingError(BPEError, ValueError):
-    """``get_encoding`` was asked for an encoding that is not bundled."""
+    """``get_encoding`` was asked for an encoding that is neither bundled nor registered."""
 
     def __init__(self, name: object, known: list[str]):
         super().__init__(
-            f"unknown encoding {name!r}; bundled encodings are {', '.join(known)} "
-            f"(to load another .tiktoken file use bpe.Tokenizer.from_tiktoken(path, pattern=...))"
+            f"unknown encoding {name!r}; the encodings are {', '.join(known)} "
+            f"(to load another .tiktoken file use bpe.Tokenizer.from_tiktoken(path, pattern=...), "
+            f"or name it with bpe.register_encoding)"
         )
 
 

@@ -1,7 +1,9 @@
-"""The encodings bundled inside the package: ``get_encoding(name)`` and ``list_encodings()``.
+"""Named encodings: the ones bundled inside the package (``get_encoding(name)``,
+``list_encodings()``), tiktoken's ``Encoding(name, pat_str=..., ...)`` constructor for more.
 
 ``r50k_base`` (alias ``gpt2``), ``p50k_base``, ``p50k_edit`` (p50k's ranks with the fill-in-
-the-middle tokens), ``cl100k_base`` and ``o200k_base`` are built from the rank tables in
+the-middle tokens), ``cl100k_base``, ``o200k_base`` and ``o200k_harmony`` (gpt-oss: o200k's
+ranks with its chat tokens) are built from the rank tables in
 ``bpe/data/*.bpeb`` (see ``bpe.bundle``) with tiktoken's split patterns and special tokens;
 ``encoding_name_for_model`` maps model names to them as tiktoken 0.14 does.  Nothing is ever
 downloaded.  Loaded encodings are cached per backend, and a bundled tokenizer pickles as its
@@ -10,8 +12,12 @@ name.  This module does not encode anything itself.
 
 from __future__ import annotations
 
+import importlib
 import os
+import pkgutil
 import threading
+from typing import Callable, Optional
+
 from . import _backend
 from .errors import UnknownEncodingError
 from .io.bundle import unpack
@@ -39,10 +45,44 @@ ENCODINGS: dict[str, tuple[str, str, dict[str, int], "int | None"]] = {
     "p50k_edit": ("p50k_base", "p50k_base",
                   {ENDOFTEXT: 50256, FIM_PREFIX: 50281, FIM_MIDDLE: 50282, FIM_SUFFIX: 50283}, None),
 }
+# gpt-oss's: o200k's ranks; 200018 keeps o200k's <|endofprompt|> and is also <|reserved_200018|>
+# (tiktoken's table gives both; the id decodes as the first)
+ENCODINGS["o200k_harmony"] = ("o200k_base", "o200k_base", {
+    ENDOFPROMPT: 200018, "<|startoftext|>": 199998, ENDOFTEXT: 199999, "<|reserved_200000|>": 200000,
+    "<|reserved_200001|>": 200001, "<|return|>": 200002, "<|constrain|>": 200003, "<|reserved_200004|>": 200004,
+    "<|channel|>": 200005, "<|start|>": 200006, "<|end|>": 200007, "<|message|>": 200008,
+    "<|reserved_200009|>": 200009, "<|reserved_200010|>": 200010, "<|reserved_200011|>": 200011, "<|call|>": 200012,
+    **{f"<|reserved_{i}|>": i for i in range(200013, 201088)}}, None)
 ALIASES = {"gpt2": "r50k_base"}
 
-_cache: dict[tuple[str, str], Tokenizer] = {}
-_lock = threading.Lock()
+_cache: dict[tuple[str, str], Encoding] = {}
+_lock = threading.RLock()  # (a constructor may call get_encoding)
+
+
+class Encoding(Tokenizer):
+    """A rank-table tokenizer made with tiktoken's constructor and arguments, so that code
+    written for ``tiktoken.Encoding`` runs unchanged, its recipe for adding special tokens
+    included::
+
+        base = bpe.get_encoding("cl100k_base")
+        enc = bpe.Encoding(name="cl100k_im", pat_str=base._pat_str, mergeable_ranks=base._mergeable_ranks,
+                           special_tokens={**base._special_tokens, "<|im_start|>": 100264})
+
+    Every :class:`~bpe.Tokenizer` call works on it, and :func:`get_encoding` returns
+    instances of it.  Where tiktoken asserts (``explicit_n_vocab`` not matching), a
+    ``ValueError`` says what does not match."""
+
+    def __init__(self, name: str, *, pat_str: str, mergeable_ranks: dict[bytes, int],
+                 special_tokens: dict[str, int], explicit_n_vocab: "int | None" = None):
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str (the encoding's name), got {type(name).__name__}")
+        if not isinstance(pat_str, str):
+            raise TypeError(f"pat_str must be the split pattern as a str, got {type(pat_str).__name__}")
+        if explicit_n_vocab and len(mergeable_ranks) + len(special_tokens) != explicit_n_vocab:
+            raise ValueError(f"explicit_n_vocab={explicit_n_vocab} but there are {len(mergeable_ranks):,} mergeable "
+                             f"and {len(special_tokens):,} special tokens; pass their total or None")
+        super().__init__(mergeable_ranks, pattern=pat_str, special_tokens=special_tokens, name=name,
+                         explicit_n_vocab=explicit_n_vocab or None)
 
 
 def sample_path() -> str:
@@ -51,8 +91,11 @@ def sample_path() -> str:
 
 
 def list_encodings() -> list[str]:
-    """Names accepted by :func:`get_encoding`."""
-    return sorted(ENCODINGS) + sorted(ALIASES)
+    """Names accepted by :func:`get_encoding`: the bundled ones and their aliases, then the
+    registered ones and those of tiktoken plugins."""
+    with _lock:
+        more = set(_registered) | set(_plugin_constructors())
+    return sorted(ENCODINGS) + sorted(ALIASES) + sorted(more)
 
 
 def bundled_ranks(bundle: str) -> dict[bytes, int]:
@@ -65,17 +108,20 @@ def bundled_ranks(bundle: str) -> dict[bytes, int]:
     return table
 
 
-def get_encoding(name: str) -> Tokenizer:
-    """A bundled encoding by name (``"gpt2"``/``"r50k_base"``, ``"p50k_base"``, ``"cl100k_base"``,
-    ``"o200k_base"``).  Works offline: the data ships inside the package."""
-    if not isinstance(name, str) or ALIASES.get(name, name) not in ENCODINGS:
-        raise UnknownEncodingError(name, list_encodings())
+def get_encoding(name: str) -> Encoding:
+    """An encoding by name: a bundled one (``"gpt2"``/``"r50k_base"``, ``"p50k_base"``,
+    ``"p50k_edit"``, ``"cl100k_base"``, ``"o200k_base"``, ``"o200k_harmony"``; offline, the
+    data ships inside the package), one added with :func:`register_encoding`, or one from a
+    tiktoken plugin (a ``tiktoken_ext`` module's ``ENCODING_CONSTRUCTORS``).  Built once per
+    backend and kept."""
     key = (name, _backend.active().name)
     with _lock:
         tok = _cache.get(key)
-        if tok is None:
+        if tok is not None:
+            return tok
+        if isinstance(name, str) and ALIASES.get(name, name) in ENCODINGS:
             bundle, pattern, specials, n_vocab = ENCODINGS[ALIASES.get(name, name)]
-            tok = Tokenizer(
+            tok = Encoding._construct(
                 bundled_ranks(bundle),
                 pattern=pattern,
                 special_tokens=specials,
@@ -83,8 +129,79 @@ def get_encoding(name: str) -> Tokenizer:
                 explicit_n_vocab=n_vocab,
                 _reduce_as=(get_encoding, (name,)),
             )
-            _cache[key] = tok
+        else:
+            constructor = _registered.get(name) if isinstance(name, str) else None
+            if constructor is None and isinstance(name, str):
+                constructor = _plugin_constructors().get(name)
+            if constructor is None:
+                raise UnknownEncodingError(name, list_encodings())
+            tok = _built(name, constructor)
+        _cache[key] = tok
         return tok
+
+
+_registered: dict[str, Callable[[], object]] = {}
+_plugins: Optional[dict[str, Callable[[], object]]] = None
+
+
+def register_encoding(name: str, constructor: Callable[[], object], *, replace: bool = False) -> None:
+    """Make ``get_encoding(name)`` build ``constructor()``: a function returning a
+    :class:`~bpe.Tokenizer`, or a tiktoken plugin's dict (``name``, ``pat_str``,
+    ``mergeable_ranks``, ``special_tokens``, optionally ``explicit_n_vocab``).  It runs on the
+    first ``get_encoding(name)`` of each backend.  A name that is bundled or registered
+    already is refused unless ``replace=True`` (bundled names never are replaced)."""
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a non-empty str, got {name!r}")
+    if not callable(constructor):
+        raise TypeError(f"constructor must be a function of no arguments returning a Tokenizer or a "
+                        f"tiktoken constructor dict, got {type(constructor).__name__}")
+    if ALIASES.get(name, name) in ENCODINGS:
+        raise ValueError(f"{name!r} is a bundled encoding; register yours under another name")
+    with _lock:
+        if name in _registered and not replace:
+            raise ValueError(f"an encoding named {name!r} is registered already; pass replace=True to replace it")
+        _registered[name] = constructor
+        for key in [k for k in _cache if k[0] == name]:
+            del _cache[key]
+
+
+def _built(name: str, constructor: Callable[[], object]) -> Tokenizer:
+    """The tokenizer a registered or plugin constructor gives (a Tokenizer, or tiktoken's dict)."""
+    made = constructor()
+    if isinstance(made, Tokenizer):
+        return made
+    if isinstance(made, dict):
+        try:
+            return Encoding(**made)
+        except TypeError as exc:
+            raise TypeError(f"the constructor of encoding {name!r} returned a dict that is not tiktoken's "
+                            f"(name, pat_str, mergeable_ranks, special_tokens[, explicit_n_vocab]): {exc}") from None
+    raise TypeError(f"the constructor of encoding {name!r} returned {type(made).__name__}; "
+                    "return a bpe.Tokenizer or tiktoken's constructor dict")
+
+
+def _plugin_constructors() -> dict[str, Callable[[], object]]:
+    """The constructors of tiktoken plugins (modules of the ``tiktoken_ext`` namespace package,
+    each with ``ENCODING_CONSTRUCTORS``), found once; none when there is no such package.  The
+    names bpe bundles are its own: a plugin's constructor for them is not used."""
+    global _plugins
+    if _plugins is None:
+        found: dict[str, Callable[[], object]] = {}
+        try:
+            import tiktoken_ext
+        except ImportError:
+            tiktoken_ext = None
+        if tiktoken_ext is not None:
+            for module in pkgutil.iter_modules(tiktoken_ext.__path__, tiktoken_ext.__name__ + "."):
+                try:
+                    constructors = importlib.import_module(module.name).ENCODING_CONSTRUCTORS
+                except (ImportError, AttributeError):
+                    continue
+                for name, constructor in constructors.items():
+                    if ALIASES.get(name, name) not in ENCODINGS:
+                        found.setdefault(name, constructor)
+        _plugins = found
+    return _plugins
 
 
 # tiktoken 0.14's model table (model_name -> encoding name), and its prefixes for versioned names
@@ -128,7 +245,7 @@ def encoding_name_for_model(model_name: str) -> str:
                    f"{list_encodings()} to bpe.get_encoding")
 
 
-def encoding_for_model(model_name: str) -> Tokenizer:
+def encoding_for_model(model_name: str) -> Encoding:
     """The bundled encoding a model uses (see :func:`encoding_name_for_model`)."""
     return get_encoding(encoding_name_for_model(model_name))
 

@@ -20,7 +20,7 @@ import threading
 import unicodedata
 from typing import AbstractSet, Collection, Iterable, Literal, Optional, Sequence, Union
 
-from . import _backend, alignments, byte_unicode, decoders, model_inputs, normalizers, processors, special, training
+from . import _backend, alignments, byte_unicode, decoders, model_inputs, normalizers, processors, renumber, special, training, unstable
 from .encoding import Encoding, unpack, unpacked
 from .io import huggingface
 from .models.bpe import MergeBPE, RankBPE
@@ -76,8 +76,6 @@ class Tokenizer:
                 f"special token id {clash[0]} is also the rank of a mergeable token; give special tokens ids "
                 f"that no mergeable token uses (e.g. from {max(rank_ids, default=-1) + 1} on)"
             )
-        if len(set(specials.values())) != len(specials):
-            raise ValueError("two special tokens have the same id; give each its own id")
         pipeline = Pipeline(
             normalizer=normalizers.from_name(normalization),
             pre_tokenizer=pre_split.Pattern.from_argument(pattern),
@@ -104,31 +102,45 @@ class Tokenizer:
         self._always = frozenset(t.content for t in added if not t.special)  # HF's non-special ones
         self._special_sets: dict = {}  # frozenset of names -> the backend's Specials (_core_specials)
         self._backend = _backend.active()
-        added_bytes = {_added_bytes(t, pipeline): t.id for t in added}
-        self._core, self._token_table, self._rule = build_core(pipeline, self._backend, added_bytes)
         # every id: the model's (vocabulary, or ranks and decode-only tokens) and the added ones
         # (a rank table's are checked apart from its ranks when it is built, in __init__)
         model = pipeline.model
         added_ids = {t.id for t in added}
         if isinstance(model, MergeBPE):
-            vocab_ids = model.ids
-            top, n_ids = max(vocab_ids, default=-1), len(vocab_ids | added_ids)
+            model_ids = model.ids
+            top, n_model = max(model_ids, default=-1), len(model_ids)
         else:
             top = max(max(model.ranks.values(), default=-1), max(model.decode_only.values(), default=-1))
-            n_ids = len(model.ranks) + len(model.decode_only) + len(added_ids)
-        self._max_token_value = max(top, max(added_ids, default=-1))
-        if self._max_token_value >= 4 * n_ids + 65536:
+            n_model = len(model.ranks) + len(model.decode_only)
+        if top >= 4 * n_model + 65536:
             raise ValueError(
-                f"token ids are too sparse: the largest is {self._max_token_value:,} for {n_ids:,} tokens "
-                "(tables are indexed by id); renumber the tokens with dense ids"
+                f"the model's token ids are too sparse: the largest is {top:,} for {n_model:,} tokens "
+                "(its tables are indexed by id); renumber its tokens with dense ids"
             )
+        if max(added_ids, default=0) >= 2 ** 32:
+            raise ValueError(f"special token id {max(added_ids):,} is too large: ids are below 2**32 (as tiktoken's)")
+        self._max_token_value = max(top, max(added_ids, default=-1))
+        # added ids far above the model's are numbered densely inside the core (bpe.renumber)
+        far = renumber.far_ids(top, added_ids)
+        # what each added id decodes to; an id with two names (o200k_harmony's 200018 is
+        # <|endofprompt|> and <|reserved_200018|>) decodes as its first
+        added_bytes, named = {}, set()
+        for t in added:
+            if t.id not in named:
+                named.add(t.id)
+                added_bytes[_added_bytes(t, pipeline)] = far.get(t.id, t.id)
+        self._core, self._token_table, self._rule = build_core(pipeline, self._backend, added_bytes)
+        if far and self._core is not None:
+            self._core = renumber.RenumberedCore(self._core, far)
         if explicit_n_vocab is not None and explicit_n_vocab != self._max_token_value + 1:
             raise ValueError(
                 f"explicit_n_vocab={explicit_n_vocab} does not match the largest id + 1 "
                 f"({self._max_token_value + 1}); pass None or the right size"
             )
         self._explicit_n_vocab = explicit_n_vocab
-        self._added_strings = {t.id: _added_text(t, pipeline) for t in added}
+        self._added_strings = {}  # id -> its string (an id's first name: see added_bytes)
+        for t in added:
+            self._added_strings.setdefault(t.id, _added_text(t, pipeline))
         self._plan = run = plan(pipeline, self._core)
         # what _encoding needs: whether the post-processor changes an encoding (without and
         # with add_special_tokens), and one bound method for every encoding to hold
@@ -242,8 +254,8 @@ class Tokenizer:
         ranks, merges, curve = training.learn(counts, vocab_size, len(specials), min_frequency,
                                               tie_break=tie_break, progress=progress)
         special_ids = {tok: len(ranks) + i for i, tok in enumerate(specials)}
-        tok = cls(ranks, pattern=pattern, special_tokens=special_ids, name=name,
-                  normalization=normalization, merges=merges)
+        tok = cls._construct(ranks, pattern=pattern, special_tokens=special_ids, name=name,
+                             normalization=normalization, merges=merges)
         tok._training_curve = curve
         return tok
 
@@ -259,7 +271,7 @@ class Tokenizer:
         ranks = load_tiktoken_ranks(path)
         if name is None:
             name = os.path.basename(os.fspath(path)).rsplit(".", 1)[0]
-        return cls(ranks, pattern=pattern, special_tokens=special_tokens, name=name)
+        return cls._construct(ranks, pattern=pattern, special_tokens=special_tokens, name=name)
 
     @classmethod
     def load(cls, path: PathLike) -> "Tokenizer":
@@ -278,8 +290,17 @@ class Tokenizer:
     @classmethod
     def _from_spec(cls, spec: TokenizerSpec) -> "Tokenizer":
         pattern = None if spec.pattern is None else patterns.RegexSource(spec.pattern)
-        return cls(spec.ranks, pattern=pattern, special_tokens=spec.special_tokens, name=spec.name,
-                   normalization=spec.normalization, explicit_n_vocab=spec.explicit_n_vocab, merges=spec.merges)
+        return cls._construct(spec.ranks, pattern=pattern, special_tokens=spec.special_tokens, name=spec.name,
+                              normalization=spec.normalization, explicit_n_vocab=spec.explicit_n_vocab,
+                              merges=spec.merges)
+
+    @classmethod
+    def _construct(cls, *args, **kwargs) -> "Tokenizer":
+        """An instance of ``cls`` made by Tokenizer's own constructor (``bpe.Encoding`` takes
+        tiktoken's arguments instead, and inherits the classmethods that build through this)."""
+        tok = cls.__new__(cls)
+        Tokenizer.__init__(tok, *args, **kwargs)
+        return tok
 
     def _spec(self) -> TokenizerSpec:
         if isinstance(self._pipeline.model, MergeBPE):
@@ -303,7 +324,7 @@ class Tokenizer:
             return self._reduce_as
         if isinstance(self._pipeline.model, MergeBPE):
             return (_rebuild_pipeline, (self._pipeline, self._name, self._hf_config))
-        return (_rebuild, (self._spec(),))
+        return (_rebuild, (self._spec(), type(self)))
 
     # ---------------------------------------------------------------- properties
 
@@ -314,6 +335,11 @@ class Tokenizer:
     @property
     def pattern(self) -> Optional[str]:
         """The split regex source (``None``: the whole text is one pre-token)."""
+        return self._pattern
+
+    @property
+    def _pat_str(self) -> Optional[str]:
+        """tiktoken's name for :attr:`pattern` (its recipe for extending an encoding reads it)."""
         return self._pattern
 
     @property
@@ -335,9 +361,13 @@ class Tokenizer:
         return self._max_token_value
 
     @property
-    def eot_token(self) -> Optional[int]:
-        """The id of ``<|endoftext|>``, or ``None`` if this tokenizer has no such token."""
-        return self._special_tokens.get("<|endoftext|>")
+    def eot_token(self) -> int:
+        """The id of ``<|endoftext|>``; ``KeyError`` (as tiktoken) when there is no such token."""
+        found = self._special_tokens.get("<|endoftext|>")
+        if found is None:
+            raise KeyError(f"'<|endoftext|>': this tokenizer has no such special token (its special tokens: "
+                           f"{sorted(self._special_tokens)[:8]}); see special_tokens")
+        return found
 
     @property
     def special_tokens_set(self) -> set[str]:
@@ -402,7 +432,7 @@ class Tokenizer:
 
     def __repr__(self) -> str:
         pat = self._pattern_name or ("none" if self._pattern is None else "custom")
-        return f"<bpe.Tokenizer {self._name!r} n_vocab={self.n_vocab} pattern={pat} backend={self.backend}>"
+        return f"<bpe.{type(self).__name__} {self._name!r} n_vocab={self.n_vocab} pattern={pat} backend={self.backend}>"
 
     # ---------------------------------------------------------------- encoding
 
@@ -833,9 +863,7 @@ class Tokenizer:
         """BPE of ``text_or_bytes`` as one piece, with no split and no special tokens (as
         tiktoken's ``encode_single_piece``); any bytes, valid UTF-8 or not."""
         data = _as_bytes(text_or_bytes, "encode_single_piece")
-        if self._core is None or not self._plan.bytes_decode:
-            raise TypeError("encode_single_piece needs a byte-level BPE model; this tokenizer's "
-                            f"{type(self._pipeline.model).__name__} has no byte form")
+        self._byte_level_core("encode_single_piece")
         return self._core.encode_piece_bytes(data)
 
     _encode_single_piece = encode_single_piece  # (tiktoken 0.14's name for it)
@@ -846,10 +874,62 @@ class Tokenizer:
 
     def token_byte_values(self) -> list[bytes]:
         """The bytes of every mergeable token, sorted (tiktoken's ``token_byte_values``)."""
-        model = self._pipeline.model
-        if isinstance(model, MergeBPE):
-            return sorted(model.token_bytes(t) for t in model.vocab)
-        return sorted(model.ranks)
+        return list(self._sorted_token_bytes())
+
+    def _sorted_token_bytes(self) -> list[bytes]:
+        """token_byte_values, sorted once and kept (encode_with_unstable searches it)."""
+        found = self.__dict__.get("_token_bytes_sorted")
+        if found is None:
+            model = self._pipeline.model
+            if isinstance(model, MergeBPE):
+                found = sorted(model.token_bytes(t) for t in model.vocab)
+            else:
+                found = sorted(model.ranks)
+            self.__dict__["_token_bytes_sorted"] = found
+        return found
+
+    def encode_with_unstable(
+        self,
+        text: str,
+        *,
+        allowed_special: Union[Literal["all"], AbstractSet[str]] = _NO_SPECIALS,
+        disallowed_special: Union[Literal["all"], Collection[str]] = _ALL,
+    ) -> tuple[list[int], list[list[int]]]:
+        """``(stable, completions)``, as tiktoken's ``encode_with_unstable``: the tokens of
+        ``text`` that no continuation can change, and every tokenization tiktoken's rules
+        find for the rest once more text follows (for completing a prompt that ends mid-word).
+        ``stable + c`` for each ``c`` in ``completions`` starts with ``text``'s bytes.  The
+        completions come sorted (tiktoken's order is a hash set's).  Special tokens as in
+        :meth:`encode`."""
+        if not isinstance(text, str):
+            raise TypeError(_not_str(text))
+        self._byte_level_core("encode_with_unstable")
+        found = self.encode_with_offsets(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        stable, tail = unstable.split_last_piece(self, found.ids, found.word_ids)
+        return stable, unstable.completions(self, self.decode_bytes(tail), self._sorted_token_bytes())
+
+    def encode_bytes(self, data: bytes) -> list[int]:
+        """The ids of any bytes, valid UTF-8 or not, with special-token text as plain text:
+        tiktoken's ``_encode_bytes`` (valid UTF-8 is encoded as text; from the last pre-token
+        before the first invalid byte to the end, the bytes are one piece).
+        ``decode_bytes(encode_bytes(data)) == data`` for every ``data``."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"encode_bytes takes bytes, got {type(data).__name__} "
+                            "(for str use encode or encode_ordinary)")
+        self._byte_level_core("encode_bytes")
+        return unstable.encode_bytes(self, bytes(data))
+
+    _encode_bytes = encode_bytes  # (tiktoken's name for it)
+
+    def _encode_only_native_bpe(self, text: str) -> list[int]:
+        """tiktoken's ``_encode_only_native_bpe``: the text split by the pattern and each piece
+        encoded, special-token text as plain text (that is :meth:`encode_ordinary`)."""
+        return self.encode_ordinary(text)
+
+    def _byte_level_core(self, call: str) -> None:
+        if self._core is None or not self._plan.bytes_decode:
+            raise TypeError(f"{call} needs a byte-level BPE model; this tokenizer's "
+                            f"{type(self._pipeline.model).__name__} has no byte form")
 
     def encode_batch(
         self,
@@ -1308,8 +1388,8 @@ def _special_list(special_tokens: Iterable[str]) -> list[str]:
     return specials
 
 
-def _rebuild(spec: TokenizerSpec) -> Tokenizer:
-    return Tokenizer._from_spec(spec)
+def _rebuild(spec: TokenizerSpec, cls: type = None) -> Tokenizer:
+    return (cls or Tokenizer)._from_spec(spec)
 
 
 def _rebuild_pipeline(pipeline: Pipeline, name: Optional[str], hf_config: Optional[dict]) -> Tokenizer:

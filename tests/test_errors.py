@@ -177,8 +177,16 @@ def test_special_token_id_clashes_with_a_rank(backend):
 
 
 def test_two_special_tokens_with_one_id(backend):
-    with pytest.raises(ValueError, match=r"same id"):
-        bpe.Tokenizer(byte_ranks(), pattern=None, special_tokens={"<|a|>": 300, "<|b|>": 300})
+    """tiktoken accepts two names for one id (o200k_harmony has one): both encode to it, and
+    it decodes as the first given."""
+    tok = bpe.Tokenizer(byte_ranks(), pattern=None, special_tokens={"<|a|>": 300, "<|b|>": 300})
+    assert tok.encode("<|b|>x<|a|>", allowed_special="all") == [300, 120, 300]
+    assert tok.decode([300]) == "<|a|>" and tok.n_vocab == 301
+
+
+def test_special_ids_beyond_2_to_the_32(backend):
+    with pytest.raises(ValueError, match=r"below 2\*\*32"):
+        bpe.Tokenizer(byte_ranks(), pattern=None, special_tokens={"<|a|>": 2 ** 32})
 
 
 def test_mergeable_ranks_wrong_types(backend):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import os
 from typing import Union
 
@@ -51,17 +52,29 @@ def parse_ranks(lines, source: object, first_line: int = 1) -> dict[bytes, int]:
     return ranks
 
 
-def load_tiktoken_ranks(path: PathLike) -> dict[bytes, int]:
-    """Read a ``.tiktoken`` file into ``{token_bytes: rank}``."""
+def load_tiktoken_ranks(path: PathLike, expected_hash: "str | None" = None) -> dict[bytes, int]:
+    """Read a ``.tiktoken`` file into ``{token_bytes: rank}``; with ``expected_hash`` (the
+    SHA-256 of the file, hex) a file with other contents raises ``TokenizerFileError``."""
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError as exc:
         raise TokenizerFileError(path, f"cannot read the file: {exc.strerror or exc}") from None
+    if expected_hash is not None:
+        found = hashlib.sha256(data).hexdigest()
+        if found != expected_hash.lower():
+            raise TokenizerFileError(path, f"its SHA-256 is {found}, not the expected {expected_hash}: "
+                                           "the file is damaged or another one")
     ranks = parse_ranks(data.splitlines(), path)
     if not ranks:
         raise TokenizerFileError(path, "the file holds no tokens (is it a .tiktoken rank file?)")
     return ranks
+
+
+def load_tiktoken_bpe(tiktoken_bpe_file: PathLike, expected_hash: "str | None" = None) -> dict[bytes, int]:
+    """tiktoken's ``tiktoken.load.load_tiktoken_bpe`` for local files (bpe never downloads):
+    :func:`load_tiktoken_ranks`."""
+    return load_tiktoken_ranks(tiktoken_bpe_file, expected_hash)
 
 
 def dump_tiktoken_ranks(ranks: dict[bytes, int]) -> bytes:
