@@ -15,7 +15,8 @@ encode time), ``batch`` (encode_ordinary_batch on 1 and 2 threads, encode_batch 
 tokens allowed on 1 and 2 threads, and sha256 on 1 and 2 threads as the machine's own
 ceiling; 2 x rounds + 1 rounds), ``hf`` (the shared Hugging Face tokenizer.json files: bpe's
 ``from_hf`` against HF tokenizers, 1 and 2 threads, and loading), ``offsets``
-(encode_with_offsets against encode and HF), ``calls`` (the transformers-style call with
+(encode_with_offsets against encode and HF), ``scaling`` (time per 4x length of one
+piece, both backends), ``calls`` (the transformers-style call with
 truncation, padding and offsets against HF's encode_batch and transformers) and ``load`` (time and resident memory to load o200k_base, in fresh processes; also
 with the backtracking tables that the first piece over 256 bytes builds) and ``train``
 (training time, peak memory and compression against HF and SentencePiece;
@@ -788,6 +789,47 @@ def bench_train(args) -> None:
     bench_training(args)
 
 
+def bench_scaling(args) -> None:
+    """How encode time grows with the length of one piece, on both backends: a run of one
+    letter (every pair ties) and random letters (no spaces: the pattern keeps them one piece).
+    Each step is 4x the text; a linear or n log n encoder takes well under 8x the time (a
+    quadratic one 16x)."""
+    import random
+
+    import bpe
+    from bpe import _backend
+
+    print("\n## Scaling: seconds to encode one long piece (median of 3), and the time ratio per 4x length")
+    rng = random.Random(0)
+    letters = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(1_280_000))
+    rows = []
+    before = _backend.active().name
+    sizes = {"cython": [20_000, 80_000, 320_000, 1_280_000], "python": [5_000, 20_000, 80_000]}
+    try:
+        for name in ("cython", "python"):
+            if name == "cython" and _backend.COMPILED is None:
+                continue
+            _backend.use(name)
+            tok = bpe.get_encoding("cl100k_base")
+            for label, make in (("'x' * n", lambda n: "x" * n), ("random letters", lambda n: letters[:n])):
+                times = []
+                for n in sizes[name]:
+                    text = make(n)
+                    runs = []
+                    for _ in range(3):
+                        t = time.perf_counter()
+                        tok.encode_ordinary(text)
+                        runs.append(time.perf_counter() - t)
+                    times.append(statistics.median(runs))
+                steps = [f"{b / a:.1f}x" for a, b in zip(times, times[1:])]
+                rows.append([name, label, ", ".join(f"{n:,}" for n in sizes[name]),
+                             ", ".join(f"{t:.3f}" for t in times), ", ".join(steps)])
+    finally:
+        _backend.use(before)
+    print()
+    print(table(["backend", "text", "n (characters)", "seconds", "per 4x"], rows))
+
+
 def bench_stream(args) -> None:
     from .training import bench_stream as run
 
@@ -797,7 +839,7 @@ def bench_stream(args) -> None:
 SECTIONS = {"throughput": bench_throughput, "scripts": bench_scripts, "split": bench_split, "short": bench_short,
             "count": bench_count, "decode": bench_decode, "worst": bench_worst, "batch": bench_batch, "load": bench_load,
             "hf": bench_hf, "offsets": bench_offsets, "calls": bench_calls, "train": bench_train,
-            "stream": bench_stream}
+            "stream": bench_stream, "scaling": bench_scaling}
 
 
 def main(argv=None) -> int:

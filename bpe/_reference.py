@@ -4,7 +4,8 @@ This is the readable version of what ``bpe._core`` (encoding) and ``bpe._train``
 do in Cython.  It is used when the compiled extension is missing or when the environment
 variable ``BPE_PURE_PYTHON=1`` is set, and the test suite runs against both backends to prove
 they agree id for id and merge for merge.  It favours clarity over speed: encoding scans for the
-best pair on every step and training recounts all pairs on every merge.
+best pair on every step (a heap takes over for long pieces, so no input is quadratic) and
+training recounts all pairs on every merge.
 
 It does not split text into pre-tokens, decide special-token policy or read files; that is the
 job of the pure-Python modules around it (``patterns``, ``special``, ``tokenizer``).  Given the
@@ -15,6 +16,7 @@ resolved sets of allowed and disallowed special tokens (:class:`Specials`), ``en
 from __future__ import annotations
 
 import array
+import heapq
 import operator
 import threading
 from typing import Iterable, Optional
@@ -25,6 +27,10 @@ from . import _reference_scan, byte_unicode, special
 from .models.bpe import merge_ids, unpack_ids
 
 NO_RANK = 2**31 - 1
+#: pieces up to this many bytes are merged by scanning every pair at each step (O(n^2), the
+#: plainest statement of the rule); longer ones by a heap (_merge_by_heap, O(n log n)), so
+#: that no input makes this backend quadratic
+SCAN_MAX = 64
 _ID_TYPECODE = "I" if array.array("I").itemsize == 4 else "L"
 
 
@@ -171,6 +177,8 @@ class Encoder:
             limit = NO_RANK
         else:
             limit = max_rank
+        if len(piece) > SCAN_MAX:
+            return _merge_by_heap(piece, ranks, limit)
         bounds = list(range(len(piece) + 1))  # part i is piece[bounds[i]:bounds[i + 1]]
         while len(bounds) > 2:
             best_rank, best_i = limit, -1
@@ -206,6 +214,44 @@ class Encoder:
             return self._decoder[token]
         except KeyError:
             raise KeyError(_unknown_id_message(token)) from None
+
+
+def _merge_by_heap(piece: bytes, ranks: dict, limit: int) -> list[int]:
+    """The rank rule of ``encode_piece_bytes`` in O(n log n): the adjacent pairs sit in a heap
+    keyed by (rank, where the pair starts), so the pair popped first is the lowest rank, the
+    leftmost among equals, as the scan picks; an entry whose parts have changed since it was
+    pushed is skipped.  Parts are byte ranges: ``end[s]`` is where the part starting at
+    ``s`` ends (``-1`` once it is merged into the part before it)."""
+    n = len(piece)
+    end = list(range(1, n + 1))
+    start_before = list(range(-1, n))  # the part before the one starting at s starts here
+    heap = []
+    for s in range(n - 1):
+        rank = ranks.get(piece[s:s + 2], NO_RANK)
+        if rank < limit:
+            heap.append((rank, s, s + 1, s + 2))
+    heapq.heapify(heap)
+    while heap:
+        _, s, mid, e = heapq.heappop(heap)
+        if end[s] != mid or mid >= n or end[mid] != e:
+            continue  # stale: one of its parts has grown since
+        end[s], end[mid] = e, -1
+        if e < n:
+            start_before[e] = s
+        before = start_before[s]
+        if before >= 0:
+            rank = ranks.get(piece[before:e], NO_RANK)
+            if rank < limit:
+                heapq.heappush(heap, (rank, before, s, e))
+        if e < n:
+            rank = ranks.get(piece[s:end[e]], NO_RANK)
+            if rank < limit:
+                heapq.heappush(heap, (rank, s, e, end[e]))
+    out, s = [], 0
+    while s < n:
+        out.append(ranks[piece[s:end[s]]])
+        s = end[s]
+    return out
 
 
 class Specials:

@@ -28,7 +28,7 @@ from .pipeline import Pipeline, build_core, plan, pre_tokenize
 from .pre_tokenizers import patterns
 from .pre_tokenizers import split as pre_split
 from .special import AddedToken
-from .errors import DisallowedSpecialTokenError, TokenizerFileError, TrainingError
+from .errors import BPEError, DisallowedSpecialTokenError, TokenizerFileError, TrainingError
 from .io.native import NORMALIZATIONS, TokenizerSpec, dumps, loads
 from .io.tiktoken import load_tiktoken_ranks
 
@@ -271,17 +271,24 @@ class Tokenizer:
         ranks = load_tiktoken_ranks(path)
         if name is None:
             name = os.path.basename(os.fspath(path)).rsplit(".", 1)[0]
-        return cls._construct(ranks, pattern=pattern, special_tokens=special_tokens, name=name)
+        try:
+            return cls._construct(ranks, pattern=pattern, special_tokens=special_tokens, name=name)
+        except ValueError as exc:  # (the file's table, or the arguments with it, cannot make a tokenizer)
+            if isinstance(exc, BPEError):
+                raise
+            raise TokenizerFileError(path, f"the rank table read cannot make a tokenizer: {exc}") from None
 
     @classmethod
-    def load(cls, path: PathLike) -> "Tokenizer":
-        """Load a tokenizer written by :meth:`save`."""
+    def load(cls, path: PathLike, *, verify: bool = True) -> "Tokenizer":
+        """Load a tokenizer written by :meth:`save`.  A file whose bytes changed after it was
+        saved raises ``TokenizerFileError`` (its checksum line no longer matches);
+        ``verify=False`` loads a file edited on purpose (save it again to give it a checksum)."""
         try:
             with open(path, "rb") as f:
                 data = f.read()
         except OSError as exc:
             raise TokenizerFileError(path, f"cannot read the file: {exc.strerror or exc}") from None
-        spec = loads(data, path)
+        spec = loads(data, path, verify)
         try:
             return cls._from_spec(spec)
         except (ValueError, TypeError) as exc:
@@ -919,7 +926,9 @@ class Tokenizer:
         self._byte_level_core("encode_bytes")
         return unstable.encode_bytes(self, bytes(data))
 
-    _encode_bytes = encode_bytes  # (tiktoken's name for it)
+    def _encode_bytes(self, text: bytes) -> list[int]:
+        """tiktoken's name for :meth:`encode_bytes` (its argument is called ``text`` there)."""
+        return self.encode_bytes(text)
 
     def _encode_only_native_bpe(self, text: str) -> list[int]:
         """tiktoken's ``_encode_only_native_bpe``: the text split by the pattern and each piece
@@ -933,16 +942,17 @@ class Tokenizer:
 
     def encode_batch(
         self,
-        texts: Sequence[str],
+        text: Sequence[str],
         *,
         num_threads: int = 8,
         allowed_special: Union[Literal["all"], AbstractSet[str]] = _NO_SPECIALS,
         disallowed_special: Union[Literal["all"], Collection[str]] = _ALL,
         add_special_tokens: bool = False,
     ) -> list[list[int]]:
-        """:meth:`encode` over many texts on up to ``num_threads`` threads (order kept; with a
-        custom regex pattern on the calling thread; see :meth:`encode_ordinary_batch`)."""
-        out = self._encode_batch(texts, num_threads, allowed_special, disallowed_special)
+        """:meth:`encode` over the texts of ``text`` (tiktoken's name for the list) on up to
+        ``num_threads`` threads (order kept; with a custom regex pattern on the calling
+        thread; see :meth:`encode_ordinary_batch`)."""
+        out = self._encode_batch(text, num_threads, allowed_special, disallowed_special)
         return [self._post_process(ids) for ids in out] if add_special_tokens else out
 
     def _encode_batch(self, texts, num_threads, allowed_special, disallowed_special) -> list[list[int]]:
@@ -998,14 +1008,15 @@ class Tokenizer:
             out.append(ids)
         return out
 
-    def encode_ordinary_batch(self, texts: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
-        """:meth:`encode_ordinary` over many texts on up to ``num_threads`` threads (order kept).
+    def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
+        """:meth:`encode_ordinary` over the texts of ``text`` (tiktoken's name for the list) on
+        up to ``num_threads`` threads (order kept).
 
         No more threads are used than CPUs this process may run on, and none for little text
         (a thread per 32K characters).  With a custom regex pattern the texts are encoded on
         the calling thread: the ``regex`` module needs the GIL for every match, so threads
         would only slow it down."""
-        return self._encode_plain_batch(_check_texts(texts), num_threads)
+        return self._encode_plain_batch(_check_texts(text), num_threads)
 
     def _core_form(self, text: str) -> Optional[str]:
         """What the core may encode for ``text`` under a Unicode-form normalization: the text
@@ -1471,6 +1482,19 @@ _pools: dict = {}  # size -> concurrent.futures.ThreadPoolExecutor
 _pools_lock = threading.Lock()
 
 
+def _stop_pools_before_fork() -> None:
+    # No pool thread may be alive when the process forks: a thread that holds a lock at that
+    # moment leaves it held forever in the child (Python 3.12+ warns about any thread then).
+    # The pools are idle between batches, so their threads end at once; a batch running on
+    # another thread is waited for.  The next batch makes the pools again (its threads start
+    # with cold piece caches).
+    with _pools_lock:
+        pools = list(_pools.values())
+        _pools.clear()
+    for pool in pools:
+        pool.shutdown(wait=True)
+
+
 def _forget_pools_after_fork() -> None:
     # a forked child has none of the parent's threads: it must build its own pools
     global _pools_lock
@@ -1479,7 +1503,7 @@ def _forget_pools_after_fork() -> None:
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pools_after_fork)
+    os.register_at_fork(before=_stop_pools_before_fork, after_in_child=_forget_pools_after_fork)
 
 
 def _pool(num_threads: int):

@@ -283,20 +283,33 @@ def test_small_batches_stay_on_the_calling_thread(backend, monkeypatch):
 
 
 def test_batch_after_fork(backend, threads_for_any_batch):
-    """Threads of the parent's pool do not exist in a forked child: batch encoding there must
-    build its own pool instead of waiting forever."""
+    """No pool thread is alive when the process forks (Python 3.12+ warns about a fork with
+    threads running, and a thread holding a lock then leaves it held in the child): the
+    pools stop before the fork, the parent makes them again at its next batch, and the child
+    builds its own instead of waiting forever for the parent's."""
     import os
     import sys
+    import threading
+    import warnings
 
     if not hasattr(os, "fork") or sys.platform == "darwin":
         pytest.skip("needs os.fork (and a platform where forking a threaded process is safe)")
     enc = bpe.get_encoding("cl100k_base")
     texts = read_text("mixed.txt").splitlines()
+    def pool_threads():
+        return [t for t in threading.enumerate() if t.name.startswith("bpe")]
+
     expected = enc.encode_ordinary_batch(texts, num_threads=2)  # the parent's pool exists now
-    pid = os.fork()
+    assert pool_threads()  # (a pool thread is waiting for work)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pid = os.fork()
     if pid == 0:  # child
         ok = enc.encode_ordinary_batch(texts, num_threads=2) == expected
         os._exit(0 if ok else 1)
+    assert not pool_threads()  # the pool's threads ended before the fork
+    assert not [w for w in caught if "fork" in str(w.message)]
+    assert enc.encode_ordinary_batch(texts, num_threads=2) == expected
     import signal
     import time
 
@@ -739,3 +752,49 @@ def test_tokens_past_255_bytes_and_past_16_mib_of_token_bytes(cython_backend):
         near = data[:-1] + (b"Z" if data[-1:] != b"Z" else b"Y")
         assert core.encode_piece_bytes(near) != [ranks[data]]
         assert core.decode_bytes(core.encode_piece_bytes(near)) == near
+
+
+def test_reference_heap_merge_equals_its_scan(monkeypatch):
+    """The pure backend merges long pieces with a heap (O(n log n)) and short ones by scanning
+    every pair (O(n^2)): on random vocabularies and pieces (runs of one letter included: the
+    tie-heavy case) the two give the same ids, with and without a rank limit."""
+    from bpe import _reference
+
+    rng = random.Random(5)
+    alphabet = ["a", "b", "x", " ", "é", "🙂"]
+    for round_ in range(25):
+        ranks = _random_vocabulary(rng, alphabet, rng.choice([40, 150, 400]))
+        encoder = _reference.Encoder(ranks, {})
+        for _ in range(8):
+            piece = "".join(rng.choice(alphabet) * rng.randint(1, 9) for _ in range(rng.randint(1, 40))).encode()
+            limit = rng.choice([-1, len(ranks) // 2])
+            monkeypatch.setattr(_reference, "SCAN_MAX", 10 ** 9)
+            scanned = encoder.encode_piece_bytes(piece, limit)
+            monkeypatch.setattr(_reference, "SCAN_MAX", 0)
+            assert encoder.encode_piece_bytes(piece, limit) == scanned, (round_, piece, limit)
+
+
+def test_tokenizers_shared_by_8_threads_with_mixed_calls(backend):
+    """Eight threads share three tokenizers and mix every kind of call (encode, batches on
+    the pool, offsets, counts, decode, decode streams, encode_bytes); each result equals the
+    one the same call gives on one thread."""
+    import concurrent.futures
+
+    toks = [bpe.get_encoding(n) for n in ("r50k_base", "cl100k_base", "o200k_base")]
+    lines = [line for line in read_text("mixed.txt").splitlines() if line][:40]
+
+    def calls(tok, line):
+        stream = tok.decode_stream()
+        ids = tok.encode(line, allowed_special="all")
+        return (ids, tok.encode_ordinary_batch([line, line[::-1]], num_threads=2),
+                tok.encode_with_offsets(line).offsets, tok.count(line), tok.decode(ids),
+                "".join(filter(None, (stream.step(i) for i in ids))) + stream.flush(),
+                tok.encode_bytes(line.encode()[:-1]))
+
+    want = {(t.name, line): calls(t, line) for t in toks for line in lines}
+    jobs = [(t, line) for _ in range(3) for t in toks for line in lines]
+    random.Random(3).shuffle(jobs)
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda job: calls(*job), jobs))
+    for (t, line), result in zip(jobs, got):
+        assert result == want[(t.name, line)], (t.name, line)

@@ -1,6 +1,7 @@
 """Bad input gives clear errors: the right exception type and a message that says what is wrong."""
 
 import base64
+import hashlib
 import os
 
 import pytest
@@ -26,8 +27,8 @@ def saved(tmp_path, backend):
     tok.save(path)
     data = path.read_bytes()
     lines = data.split(b"\n")
-    assert lines[-1] == b""
-    lines = lines[:-1]
+    assert lines[-1] == b"" and lines[-2].startswith(b"sha256 ")
+    lines = lines[:-2]  # (without the checksum: write_lines signs what a test writes)
     # precondition: the untouched file loads and encodes like the original
     loaded = bpe.Tokenizer.load(path)
     assert loaded.encode("quick brown <|eot|>", allowed_special="all") == tok.encode(
@@ -36,8 +37,13 @@ def saved(tmp_path, backend):
     return tok, path, lines
 
 
-def write_lines(path, lines):
-    path.write_bytes(b"".join(line + b"\n" for line in lines))
+def write_lines(path, lines, sign=True):
+    """Write ``lines``; with ``sign``, followed by their checksum line, as a writer that
+    gets the rest of the format wrong would: then the checks after the checksum are tested."""
+    body = b"".join(line + b"\n" for line in lines)
+    if sign and lines and lines[0] == b"bpe-tokenizer 2":
+        body += b"sha256 " + hashlib.sha256(body).hexdigest().encode() + b"\n"
+    path.write_bytes(body)
     return path
 
 
@@ -296,7 +302,7 @@ def test_load_truncated_at_any_byte(saved, fraction):
 
 def test_load_wrong_version(saved):
     _, path, lines = saved
-    assert lines[0] == b"bpe-tokenizer 1"
+    assert lines[0] == b"bpe-tokenizer 2"
     lines[0] = b"bpe-tokenizer 99"
     write_lines(path, lines)
     with pytest.raises(bpe.TokenizerFileError, match=r"version '99' is not supported") as info:
@@ -311,6 +317,56 @@ def test_load_content_after_end(saved):
     with pytest.raises(bpe.TokenizerFileError, match=r"after the closing 'end'") as info:
         bpe.Tokenizer.load(path)
     assert info.value.line == len(lines) + 1
+
+
+@pytest.mark.parametrize("edit", ["name", "rank", "merge", "special", "swap", "drop", "version 1"])
+def test_load_refuses_any_change_after_saving(saved, edit):
+    """A file changed after it was saved (one line edited, swapped or dropped, and not
+    signed again) is refused before it is read, naming the checksum line; ``verify=False``
+    reads it anyway (for files edited on purpose), and then it is the edited tokenizer."""
+    tok, path, lines = saved
+    signed = path.read_bytes().split(b"\n")[-2]
+    first_rank = ranks_header_index(lines) + 1
+    merges = next(i for i, line in enumerate(lines) if line.startswith(b"merges "))
+    if edit == "name":
+        lines[1] = b'name "other"'
+    elif edit == "rank":  # the ranks of two tokens exchanged: a well-formed, different tokenizer
+        (a, ra), (b, rb) = lines[first_rank + 260].split(), lines[first_rank + 261].split()
+        lines[first_rank + 260], lines[first_rank + 261] = a + b" " + rb, b + b" " + ra
+    elif edit == "merge":
+        lines[merges + 1] = b"0 1"
+    elif edit == "special":
+        lines[5] = lines[5].replace(b"<|eot|>", b"<|eos|>")
+    elif edit == "swap":
+        lines[first_rank + 3], lines[first_rank + 4] = lines[first_rank + 4], lines[first_rank + 3]
+    elif edit == "drop":
+        del lines[first_rank + 10]
+        lines[first_rank - 1] = b"ranks %d" % (int(lines[first_rank - 1].split()[1]) - 1)
+    else:
+        lines[0] = b"bpe-tokenizer 1"
+    path.write_bytes(b"".join(line + b"\n" for line in lines) + signed + b"\n")
+    with pytest.raises(bpe.TokenizerFileError) as info:
+        bpe.Tokenizer.load(path)
+    if edit != "version 1":
+        assert "sha256" in str(info.value) and info.value.line == len(lines) + 1
+        assert "verify=False" in str(info.value)
+    else:  # (read as version 1, the checksum line is content after 'end')
+        assert "after the closing 'end'" in str(info.value)
+    if edit == "name":
+        assert bpe.Tokenizer.load(path, verify=False).name == "other"
+    if edit == "special":
+        assert bpe.Tokenizer.load(path, verify=False).special_tokens_set == {"<|eos|>"}
+
+
+def test_load_needs_the_checksum_line(saved):
+    _, path, lines = saved
+    write_lines(path, lines, sign=False)
+    with pytest.raises(bpe.TokenizerFileError, match="without its 'sha256' line"):
+        bpe.Tokenizer.load(path)
+    # a version 1 file (written before the checksum line existed) still loads
+    lines[0] = b"bpe-tokenizer 1"
+    write_lines(path, lines, sign=False)
+    assert bpe.Tokenizer.load(path).n_vocab == 300
 
 
 def test_load_inconsistent_special_id(saved):

@@ -3,6 +3,8 @@
 import pickle
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bpe
 from bpe import fileformat
@@ -46,13 +48,16 @@ def test_file_is_human_inspectable(tmp_path):
     path = tmp_path / "hi.bpe"
     tok.save(path)
     lines = path.read_text("utf-8").splitlines()
-    assert lines[0] == "bpe-tokenizer 1"
+    assert lines[0] == "bpe-tokenizer 2"
     assert lines[1] == 'name "hi"'
     assert lines[2].startswith("pattern ")
     assert 'special "<|x|>" 259' in lines
     assert "ranks 259" in lines
     assert "merges 3" in lines
-    assert lines[-1] == "end"
+    assert lines[-2] == "end"
+    import hashlib
+    body = path.read_bytes()[: -len(lines[-1]) - 1]
+    assert lines[-1] == "sha256 " + hashlib.sha256(body).hexdigest()
 
 
 def test_custom_word_like_pattern_survives_save(tmp_path):
@@ -67,8 +72,10 @@ def test_custom_word_like_pattern_survives_save(tmp_path):
 def test_loads_rejects_inconsistent_counts():
     spec = fileformat.TokenizerSpec("x", None, None, None, {}, {bytes([b]): b for b in range(256)}, None)
     data = fileformat.dumps(spec).replace(b"ranks 256", b"ranks 300")
-    with pytest.raises(bpe.TokenizerFileError, match="announces 300 rank lines"):
+    with pytest.raises(bpe.TokenizerFileError, match="sha256"):
         fileformat.loads(data, "mem")
+    with pytest.raises(bpe.TokenizerFileError, match="announces 300 rank lines"):
+        fileformat.loads(data, "mem", verify=False)
 
 
 def test_pickle(backend):
@@ -80,3 +87,69 @@ def test_pickle(backend):
     back = pickle.loads(pickle.dumps(tok))
     assert back.merges == tok.merges and back.special_tokens == tok.special_tokens
     assert back.encode("text <|e|>", allowed_special="all") == tok.encode("text <|e|>", allowed_special="all")
+
+
+def _mutate(data: bytes, op: int, a: int, b: int) -> bytes:
+    """One damage of the kinds files suffer: a line deleted, repeated or swapped with
+    another, the file cut short, a byte changed, inserted or deleted, a digit changed."""
+    lines = data.split(b"\n")
+    i, j = a % len(lines), b % len(lines)
+    k = a % max(len(data), 1)
+    if op == 0:
+        del lines[i]
+    elif op == 1:
+        lines.insert(i, lines[j])
+    elif op == 2:
+        lines[i], lines[j] = lines[j], lines[i]
+    elif op == 3:
+        return data[:k]
+    elif op == 4:
+        return data[:k] + bytes([b % 256]) + data[k + 1:]
+    elif op == 5:
+        return data[:k] + bytes([b % 256]) + data[k:]
+    elif op == 6:
+        return data[:k] + data[k + 1:]
+    else:
+        digits = [n for n, c in enumerate(data) if 48 <= c <= 57]
+        n = digits[a % len(digits)]
+        return data[:n] + bytes([48 + (data[n] - 48 + 1 + b % 9) % 10]) + data[n + 1:]
+    return b"\n".join(lines)
+
+
+_SMALL = bpe.Tokenizer.train(["the quick brown fox jumps over the lazy dog " * 20], 300, special_tokens=["<|eot|>"],
+                             name="small")
+_SAVED = fileformat.dumps(_SMALL._spec())
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(0, 7), st.integers(0, 2 ** 20), st.integers(0, 2 ** 20))
+def test_a_damaged_file_never_loads_as_another_tokenizer(op, a, b):
+    """Any one damage of a saved file either raises TokenizerFileError or leaves the same
+    tokenizer (a change the format does not read, such as a newline added at the end)."""
+    damaged = _mutate(_SAVED, op, a, b)
+    try:
+        spec = fileformat.loads(damaged, "damaged.bpe")
+    except bpe.TokenizerFileError:
+        return
+    assert spec == _SMALL._spec()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 7), st.integers(0, 2 ** 20), st.integers(0, 2 ** 20))
+def test_a_damaged_tiktoken_file_raises_a_file_error_or_loads(tmp_path_factory, op, a, b):
+    """.tiktoken files carry no checksum of their own: a damaged one raises
+    TokenizerFileError (never another exception) or loads a rank table; with the
+    expected_hash that tiktoken's loader takes, it never loads as anything else."""
+    import hashlib
+    data = bpe.tiktoken_files.dump_tiktoken_ranks(_SMALL.mergeable_ranks)
+    path = tmp_path_factory.mktemp("tk") / "r.tiktoken"
+    path.write_bytes(_mutate(data, op, a, b))
+    try:
+        bpe.Tokenizer.from_tiktoken(path, pattern="gpt2")
+    except bpe.TokenizerFileError:
+        pass
+    try:
+        ranks = bpe.tiktoken_files.load_tiktoken_bpe(path, hashlib.sha256(data).hexdigest())
+    except bpe.TokenizerFileError:
+        return
+    assert ranks == _SMALL.mergeable_ranks

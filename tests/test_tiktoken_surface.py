@@ -312,3 +312,23 @@ def test_load_tiktoken_bpe_checks_the_hash(tmp_path):
     assert bpe.tiktoken_files.load_tiktoken_bpe(path, digest) == tiktoken.load.load_tiktoken_bpe(str(path), digest) == ranks
     with pytest.raises(bpe.TokenizerFileError, match="SHA-256"):
         bpe.tiktoken_files.load_tiktoken_bpe(path, "0" * 64)
+
+
+def test_every_name_and_argument_of_tiktoken_encoding_exists():
+    """Every attribute of tiktoken.Encoding (dunder methods aside) exists on bpe.Encoding, and
+    each call takes the same parameters, by name and kind, in the same order (bpe may add
+    keyword arguments with defaults after them); the module's public names too."""
+    import inspect
+    for name in [n for n in dir(tiktoken.Encoding) if not n.startswith("__")] + ["name", "max_token_value"]:
+        ours = getattr(bpe.Encoding, name, None) if name not in ("name", "max_token_value") else \
+            getattr(bpe.get_encoding("r50k_base"), name)
+        assert ours is not None, name
+        theirs = getattr(tiktoken.Encoding, name, None)
+        if not callable(theirs) or isinstance(theirs, type):
+            continue
+        want = [(p.name, p.kind) for p in inspect.signature(theirs).parameters.values()]
+        got = list(inspect.signature(ours).parameters.values())
+        assert [(p.name, p.kind) for p in got[:len(want)]] == want, name
+        assert all(p.default is not inspect.Parameter.empty for p in got[len(want):]), name
+    for name in ("Encoding", "get_encoding", "encoding_for_model", "encoding_name_for_model", "list_encoding_names"):
+        assert callable(getattr(bpe, name)), name

@@ -2,7 +2,7 @@
 
 Example (values after the key are JSON; token lines are tiktoken's ``base64 rank``)::
 
-    bpe-tokenizer 1
+    bpe-tokenizer 2
     name "my-tokenizer"
     pattern "'(?i:[sdmt]|ll|ve|re)|..."        (null: no pre-tokenization)
     normalization null                         ("NFC", "NFKC", "NFD", "NFKD" or null)
@@ -13,14 +13,20 @@ Example (values after the key are JSON; token lines are tiktoken's ``base64 rank
     merges 488                                 (then that many "left_id right_id" lines;
     ...                                         "merges none": recover them from the ranks)
     end
+    sha256 9f86d0...                           (SHA-256 of every byte above, hex)
 
 The module turns a :class:`TokenizerSpec` into that text and back, raising
-:class:`~bpe.errors.TokenizerFileError` with the line number on anything malformed.  It does
+:class:`~bpe.errors.TokenizerFileError` with the line number on anything malformed.  The
+checksum comes first: a file changed in any byte after it was written (damaged, truncated,
+edited by hand) is refused before it is read, so it can never load as another tokenizer;
+the counts and checks after it name the line of anything a writer other than this module
+got wrong.  Version 1 files (the same, without the checksum line) are still read.  It does
 not build tokenizers (``bpe.tokenizer`` does).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Optional
@@ -29,7 +35,8 @@ from ..errors import TokenizerFileError
 from .tiktoken import dump_tiktoken_ranks, parse_ranks
 
 MAGIC = "bpe-tokenizer"
-VERSION = 1
+VERSION = 2
+READS = ("1", "2")  # (version 1: no checksum line)
 NORMALIZATIONS = ("NFC", "NFKC", "NFD", "NFKD")
 
 
@@ -63,10 +70,33 @@ def dumps(spec: TokenizerSpec) -> bytes:
         parts.append(f"merges {len(spec.merges)}\n".encode())
         parts.append("".join(f"{a} {b}\n" for a, b in spec.merges).encode())
     parts.append(b"end\n")
-    return b"".join(parts)
+    body = b"".join(parts)
+    return body + b"sha256 " + hashlib.sha256(body).hexdigest().encode() + b"\n"
 
 
-def loads(data: bytes, source: object) -> TokenizerSpec:
+def _checked_body(data: bytes, source: object, verify: bool) -> bytes:
+    """``data`` without its final ``sha256`` line, after checking the line against the rest
+    (unless ``verify`` is false)."""
+    cut = data.rstrip(b"\n").rfind(b"\n") + 1
+    last = data[cut:].rstrip(b"\n")
+    line_no = data.count(b"\n", 0, cut) + 1
+    if not last.startswith(b"sha256 "):
+        raise TokenizerFileError(source, "the file ends without its 'sha256' line (truncated?): it is not "
+                                         "the whole file that was saved", line_no)
+    want = last[len(b"sha256 "):]
+    body = data[:cut]
+    if verify and hashlib.sha256(body).hexdigest().encode() != want:
+        raise TokenizerFileError(source, "the content does not match the file's sha256 line: it was changed "
+                                         "after it was saved (damaged, or edited by hand; to load an edited "
+                                         "file, pass verify=False to Tokenizer.load and save it again)", line_no)
+    return body
+
+
+def loads(data: bytes, source: object, verify: bool = True) -> TokenizerSpec:
+    """The spec of a saved file; ``TokenizerFileError`` naming the line for anything wrong.
+    ``verify=False`` skips the checksum (a file edited on purpose)."""
+    if data.startswith(f"{MAGIC} {VERSION}\n".encode()):
+        data = _checked_body(data, source, verify)
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
@@ -99,7 +129,7 @@ def loads(data: bytes, source: object) -> TokenizerSpec:
 
     def count(i: int, key: str) -> int:
         rest = keyed(i, key)
-        if not rest.isdigit():
+        if not (rest.isascii() and rest.isdigit()):
             raise fail(f"'{key}' must be followed by a count, got {rest[:60]!r}", i)
         return int(rest)
 
@@ -110,8 +140,9 @@ def loads(data: bytes, source: object) -> TokenizerSpec:
             hint = " (this looks like a .tiktoken rank file: use Tokenizer.from_tiktoken(path, pattern=...))"
         raise fail(f"not a bpe tokenizer file: the first line must be '{MAGIC} {VERSION}'{hint}", 0)
     version = first[len(MAGIC) + 1:]
-    if version != str(VERSION):
-        raise fail(f"file format version {version!r} is not supported by this bpe (it reads version {VERSION})", 0)
+    if version not in READS:
+        raise fail(f"file format version {version!r} is not supported by this bpe (it reads versions "
+                   f"{', '.join(READS)})", 0)
     name = json_value(1, "name")
     pattern = json_value(2, "pattern")
     normalization = json_value(3, "normalization")
@@ -131,6 +162,8 @@ def loads(data: bytes, source: object) -> TokenizerSpec:
         token_json, _, tid = rest.rpartition(" ")
         try:
             token = json.loads(token_json)
+            if not (tid.isascii() and tid.isdigit()):
+                raise ValueError(tid)
             token_id = int(tid)
         except ValueError:
             raise fail(f"expected 'special <JSON string> <id>', got {text(i)[:60]!r}", i) from None
