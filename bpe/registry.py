@@ -12,6 +12,7 @@ name.  This module does not encode anything itself.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import os
 import pkgutil
@@ -19,7 +20,7 @@ import threading
 from typing import Callable, Optional
 
 from . import _backend
-from .errors import UnknownEncodingError
+from .errors import TokenizerFileError, UnknownEncodingError
 from .io.bundle import unpack
 from .tokenizer import Tokenizer
 
@@ -98,12 +99,27 @@ def list_encodings() -> list[str]:
     return sorted(ENCODINGS) + sorted(ALIASES) + sorted(more)
 
 
-def bundled_ranks(bundle: str) -> dict[bytes, int]:
-    """The mergeable ranks stored in ``bpe/data/<bundle>.bpeb``."""
-    path = os.path.join(_DATA, f"{bundle}.bpeb")
+#: SHA-256 of each bundle file as made by scripts/make_bundles.py (which prints them): a
+#: damaged installation raises instead of loading another table
+BUNDLE_SHA256 = {
+    "r50k_base": "3d1e1a1b67bb5c91407e793bf94a6e2042122205ec03fc89c7f9d7bbfb9f5e8a",
+    "p50k_base": "c80cf46d1cde7ae06eb4ac956291bf5ae085d90de25ba4c42f1f329a8b0df9af",
+    "cl100k_base": "58924a24a80b0adc068bf9a26a552aa4d3a42e9b471e7343967d7b7494909165",
+    "o200k_base": "04357c53f989e8ac2e69826aecae89834682f1de92bb8bb2a8985c940ba6c682",
+}
+
+
+def bundled_ranks(bundle: str, folder: str = _DATA) -> dict[bytes, int]:
+    """The mergeable ranks stored in ``<folder>/<bundle>.bpeb`` (the package's data), after
+    checking the file's SHA-256."""
+    path = os.path.join(folder, f"{bundle}.bpeb")
     with open(path, "rb") as f:
-        header, tokens, ranks = unpack(f.read(), path)
-    table = bundled_ranks(header["extends"]) if header.get("extends") else {}
+        data = f.read()
+    if hashlib.sha256(data).hexdigest() != BUNDLE_SHA256.get(bundle):
+        raise TokenizerFileError(path, "the bundled rank table is damaged (its SHA-256 is not the one it was "
+                                       "made with); reinstall bpe")
+    header, tokens, ranks = unpack(data, path)
+    table = bundled_ranks(header["extends"], folder) if header.get("extends") else {}
     table.update(zip(tokens, ranks))
     return table
 

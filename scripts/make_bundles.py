@@ -5,6 +5,7 @@ The output is committed (it is data, about 1.6 MB in all), so building the packa
 network and no rank files.
 """
 
+import hashlib
 import os
 import sys
 
@@ -25,7 +26,8 @@ def main() -> None:
         blob = pack(name, ranks, loaded[base] if base else None, base)
         with open(os.path.join(out_dir, f"{name}.bpeb"), "wb") as f:
             f.write(blob)
-        print(f"{name}: {len(ranks)} tokens, {len(blob):,} bytes")
+        print(f"{name}: {len(ranks)} tokens, {len(blob):,} bytes, sha256 {hashlib.sha256(blob).hexdigest()} "
+              "(bpe/registry.py BUNDLE_SHA256)")
 
 
 if __name__ == "__main__":

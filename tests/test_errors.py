@@ -418,3 +418,28 @@ def test_absurdly_sparse_ids_are_refused_before_allocating(backend):
     ranks[b"ab"] = 2_000_000_000  # a corrupted rank file would ask for gigabytes of tables
     with pytest.raises(ValueError, match="too sparse"):
         bpe.Tokenizer(ranks, pattern=None)
+
+
+def test_a_damaged_bundle_is_refused(tmp_path):
+    """The bundled rank tables are checked against the SHA-256 they were made with: a copy
+    with one byte changed (or cut short) raises TokenizerFileError instead of loading."""
+    import shutil
+
+    from bpe import registry
+    from bpe.io import bundle
+
+    folder = tmp_path / "data"
+    shutil.copytree(os.path.dirname(registry.__file__) + "/data", folder)
+    assert registry.bundled_ranks("p50k_base", str(folder)) == bpe.get_encoding("p50k_base").mergeable_ranks
+    for name, damage in (("r50k_base", lambda d: d[:5000] + bytes([d[5000] ^ 1]) + d[5001:]),
+                         ("cl100k_base", lambda d: d[: len(d) // 2])):
+        path = folder / f"{name}.bpeb"
+        path.write_bytes(damage(path.read_bytes()))
+        with pytest.raises(bpe.TokenizerFileError, match="damaged"):
+            registry.bundled_ranks(name, str(folder))
+    with pytest.raises(bpe.TokenizerFileError, match="p50k_base|r50k_base"):  # (p50k extends r50k)
+        registry.bundled_ranks("p50k_base", str(folder))
+    # what the checksum guards, the reader refuses on its own too
+    for data in (b"not a bundle", bundle.MAGIC + b"{}\n", bundle.MAGIC + b'{"rank_runs": [[0, 3]]}\nxx'):
+        with pytest.raises(bpe.TokenizerFileError):
+            bundle.unpack(data, "mem")

@@ -20,6 +20,8 @@ import zlib
 from itertools import accumulate
 from typing import Optional
 
+from ..errors import TokenizerFileError
+
 MAGIC = b"bpe-bundle 1\n"
 
 
@@ -45,17 +47,21 @@ def pack(name: str, ranks: dict[bytes, int], extends: Optional[dict[bytes, int]]
 
 
 def unpack(data: bytes, source: object) -> tuple[dict, list[bytes], list[int]]:
-    """Return ``(header, tokens, ranks)`` of a bundle (tokens not including ``extends``)."""
+    """Return ``(header, tokens, ranks)`` of a bundle (tokens not including ``extends``);
+    ``TokenizerFileError`` for anything that is not a whole bundle."""
     if not data.startswith(MAGIC):
-        raise ValueError(f"{source}: not a bpe bundle (bad magic)")
-    nl = data.index(b"\n", len(MAGIC))
-    header = json.loads(data[len(MAGIC):nl])
-    body = zlib.decompress(data[nl + 1:])
-    ranks = [r for first, count in header["rank_runs"] for r in range(first, first + count)]
+        raise TokenizerFileError(source, "not a bpe bundle (bad magic)")
+    try:
+        nl = data.index(b"\n", len(MAGIC))
+        header = json.loads(data[len(MAGIC):nl])
+        body = zlib.decompress(data[nl + 1:])
+        ranks = [r for first, count in header["rank_runs"] for r in range(first, first + count)]
+    except (ValueError, KeyError, TypeError, zlib.error) as exc:
+        raise TokenizerFileError(source, f"corrupted bundle ({type(exc).__name__}: {exc})") from None
     n = len(ranks)
     lengths = body[:n]
     ends = list(accumulate(lengths, initial=n))
     tokens = [body[s:e] for s, e in zip(ends, ends[1:])]
     if len(tokens) != n or ends[-1] != len(body):
-        raise ValueError(f"{source}: corrupted bundle (sizes do not add up)")
+        raise TokenizerFileError(source, "corrupted bundle (sizes do not add up)")
     return header, tokens, ranks
