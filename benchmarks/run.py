@@ -791,7 +791,8 @@ def bench_train(args) -> None:
 
 def bench_scaling(args) -> None:
     """How encode time grows with the length of one piece, on both backends: a run of one
-    letter (every pair ties) and random letters (no spaces: the pattern keeps them one piece).
+    letter (every pair ties), random letters (no spaces: the pattern keeps them one piece),
+    and runs of spaces, punctuation and emoji (n bytes).
     Each step is 4x the text; a linear or n log n encoder takes well under 8x the time (a
     quadratic one 16x)."""
     import random
@@ -811,7 +812,9 @@ def bench_scaling(args) -> None:
                 continue
             _backend.use(name)
             tok = bpe.get_encoding("cl100k_base")
-            for label, make in (("'x' * n", lambda n: "x" * n), ("random letters", lambda n: letters[:n])):
+            for label, make in (("'x' * n", lambda n: "x" * n), ("random letters", lambda n: letters[:n]),
+                                ("spaces", lambda n: " " * n), ("'!' * n", lambda n: "!" * n),
+                                ("emoji", lambda n: "\U0001F642" * (n // 4))):
                 times = []
                 for n in sizes[name]:
                     text = make(n)

@@ -443,3 +443,17 @@ def test_a_damaged_bundle_is_refused(tmp_path):
     for data in (b"not a bundle", bundle.MAGIC + b"{}\n", bundle.MAGIC + b'{"rank_runs": [[0, 3]]}\nxx'):
         with pytest.raises(bpe.TokenizerFileError):
             bundle.unpack(data, "mem")
+
+
+def test_merges_must_make_the_table(backend):
+    """A merge list that does not make the rank table (a part missing or of higher rank, the
+    wrong token made, one merge too few or too many) is refused, naming the merge."""
+    tok = bpe.Tokenizer.train(TRAIN_TEXT, 290)
+    ranks, merges = tok.mergeable_ranks, tok._spec().merges
+    assert bpe.Tokenizer(ranks, pattern=None, merges=merges).merges == tok.merges
+    first = merges[0]
+    for bad, phrase in (([(99999, first[1])] + merges[1:], "merge 0"), ([first[::-1]] + merges[1:], "merge 0"),
+                        (merges[:-1], f"{len(merges) - 1} merges for {len(merges)} tokens"),
+                        (merges + [first], "merges for"), ([(first[0], 300)] + merges[1:], "merge 0")):
+        with pytest.raises(ValueError, match=phrase):
+            bpe.Tokenizer(ranks, pattern=None, merges=bad)
