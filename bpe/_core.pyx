@@ -119,6 +119,7 @@ cdef enum:
     NOT_ENCODED = -3         # the backtracking encoder leaves the piece to the merge loop
     FOUND_DISALLOWED = -4    # _encode_split: the text holds a disallowed special token
     OFFSETS_DISAGREE = -5    # char_offsets: the word marks and token lengths disagree (a bug)
+    TEXT_TOO_LONG = -6       # offsets of a text of 4 GiB or more (they are counted in 32 bits)
 
 
 cdef int _check_status(Py_ssize_t status) except -1:
@@ -130,6 +131,9 @@ cdef int _check_status(Py_ssize_t status) except -1:
         raise RuntimeError("bpe: token offsets disagree with the text (please report this input)")
     if status == PIECE_TOO_LONG:
         raise ValueError("a single pre-token of 2 GiB or more cannot be encoded; split the text")
+    if status == TEXT_TOO_LONG:
+        raise ValueError("offsets are found for texts under 4 GiB of UTF-8 (they are 32-bit); split the text, "
+                         "or use encode for the ids alone")
     if status < 0:
         raise MemoryError("bpe: out of memory while encoding")
     return 0
@@ -941,7 +945,7 @@ cdef class Encoder:
         cdef void* grown
         result[0] = NULL
         if n >= <Py_ssize_t>0xFFFFFFFF:
-            return PIECE_TOO_LONG
+            return TEXT_TOO_LONG
         block = <tok_t*>malloc((n + 1) * sizeof(tok_t))
         if block == NULL:
             return OUT_OF_MEMORY
@@ -984,7 +988,7 @@ cdef class Encoder:
         cdef bytes block
         cdef uint32_t* dst
         if n >= <Py_ssize_t>0xFFFFFFFF:
-            _check_status(PIECE_TOO_LONG)
+            _check_status(TEXT_TOO_LONG)
         cdef tok_t* out = <tok_t*>malloc((n + 1) * sizeof(tok_t))
         if out == NULL or words_alloc(&words, n) < 0:
             free(out)
