@@ -3,17 +3,24 @@
 Set BPE_DEBUG_BUILD=1 to turn bounds and wraparound checks back on (and to build without
 the word-at-a-time reads of short byte strings, for memory checkers).  Set BPE_SANITIZE=1 to
 build with AddressSanitizer and UndefinedBehaviorSanitizer (gcc or clang; the interpreter
-must preload the sanitizer runtime: see .ci/run, which fuzzes and tests such a build).  When Cython or a C
-compiler is missing the package still installs and runs on the pure-Python backend only if
-BPE_ALLOW_PURE_INSTALL=1 is set; otherwise the build fails loudly.
+must preload the sanitizer runtime: see .ci/sanitize, which fuzzes and tests such a build).
+
+Without Cython or a working C compiler the package still installs, on the pure-Python backend,
+with a loud message saying so (and bpe warns at import that its core is missing).  Set
+BPE_PURE_PYTHON=1 when building to make a pure-Python install on purpose: no compiler is
+tried, and bpe then uses the pure backend without a warning.
 """
 
 import os
+import sys
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 
 DEBUG = os.environ.get("BPE_DEBUG_BUILD") == "1"
 SANITIZE = os.environ.get("BPE_SANITIZE") == "1"
+PURE = os.environ.get("BPE_PURE_PYTHON") == "1"
 
 DIRECTIVES = {
     "language_level": 3,
@@ -43,13 +50,46 @@ def extensions():
     return cythonize(exts, compiler_directives=DIRECTIVES)
 
 
-if os.environ.get("BPE_ALLOW_PURE_INSTALL") == "1":
+def _loud(reason: str) -> None:
+    bar = "!" * 78
+    sys.stderr.write(f"\n{bar}\nbpe: {reason}\nbpe: installing WITHOUT the compiled core: the pure-Python backend "
+                     "works the same but is tens of times slower.\nbpe: to get the core, install a C compiler "
+                     "(and Cython >= 3) and reinstall; set BPE_PURE_PYTHON=1 to choose this on purpose.\n{bar}\n\n")
+
+
+class BuildExtOrPure(build_ext):
+    """build_ext that, when the compiler fails, leaves the package pure-Python (loudly)."""
+
+    def run(self):
+        from setuptools.errors import CCompilerError, CompileError, ExecError, LinkError, PlatformError
+
+        try:
+            super().run()
+        except (CCompilerError, CompileError, ExecError, LinkError, PlatformError, OSError) as exc:
+            _loud(f"the C extension could not be built ({type(exc).__name__}: {exc})")
+            for ext in self.extensions:  # (a module built before the failure would be half a core)
+                built = self.get_ext_fullpath(ext.name)
+                if os.path.exists(built):
+                    os.remove(built)
+
+
+class BuildPyMarked(build_py):
+    """build_py that marks a pure-Python install made on purpose (bpe/PURE_INSTALL)."""
+
+    def run(self):
+        super().run()
+        if PURE:
+            with open(os.path.join(self.build_lib, "bpe", "PURE_INSTALL"), "w") as f:
+                f.write("built with BPE_PURE_PYTHON=1: the pure-Python backend, on purpose\n")
+
+
+if PURE:
+    ext_modules = []
+else:
     try:
         ext_modules = extensions()
-    except Exception as exc:  # pragma: no cover - depends on the build machine
-        print(f"bpe: building without the compiled core ({exc}); the pure-Python backend will be used")
+    except ImportError as exc:  # pragma: no cover - depends on the build machine
+        _loud(f"Cython is missing ({exc})")
         ext_modules = []
-else:
-    ext_modules = extensions()
 
-setup(ext_modules=ext_modules)
+setup(ext_modules=ext_modules, cmdclass={"build_ext": BuildExtOrPure, "build_py": BuildPyMarked})
