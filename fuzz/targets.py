@@ -11,6 +11,7 @@ import functools
 import hashlib
 import os
 import random
+import sys
 import tempfile
 
 import tiktoken
@@ -18,6 +19,9 @@ import tiktoken
 import bpe
 from bpe import _backend
 from bpe.io import native
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from damage import KINDS, damage  # noqa: E402  (tests/damage.py: the damages the loader tests use too)
 
 ENCODINGS = ("r50k_base", "cl100k_base", "o200k_base")
 _PIECES = ["hello", " world", "  ", "\n", "\r\n", "\t", " \n\n ", "'s", "'LL", "123", "4567", "!", "?!", "...",
@@ -138,30 +142,6 @@ def _small() -> tuple:
     return tok, native.dumps(tok._spec()), bpe.tiktoken_files.dump_tiktoken_ranks(tok.mergeable_ranks), hf, folder
 
 
-def _damage(rng: random.Random, raw: bytes) -> bytes:
-    lines = raw.split(b"\n")
-    kind = rng.randrange(7)
-    i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
-    k = rng.randrange(len(raw))
-    if kind == 0:
-        del lines[i]
-    elif kind == 1:
-        lines.insert(i, lines[j])
-    elif kind == 2:
-        lines[i], lines[j] = lines[j], lines[i]
-    elif kind == 3:
-        return raw[:k]
-    elif kind == 4:
-        return raw[:k] + bytes([rng.randrange(256)]) + raw[k + 1:]
-    elif kind == 5:
-        digits = [n for n, c in enumerate(raw) if 48 <= c <= 57]
-        n = rng.choice(digits)
-        return raw[:n] + bytes([rng.randrange(48, 58)]) + raw[n + 1:]
-    else:
-        return raw[:k] + raw[k + rng.randint(1, 40):]
-    return b"\n".join(lines)
-
-
 def loaders(rng: random.Random) -> None:
     """A damaged file of each kind bpe reads: its own (never loads as another tokenizer), a
     .tiktoken with the expected hash (same), a tokenizer.json (a BPEError or a tokenizer,
@@ -169,7 +149,7 @@ def loaders(rng: random.Random) -> None:
     tok, saved, ranks, hf, folder = _small()
     kind = rng.randrange(3)
     path = os.path.join(folder, f"damaged-{kind}")
-    damaged = _damage(rng, (saved, ranks, hf)[kind])
+    damaged = damage((saved, ranks, hf)[kind], rng.randrange(KINDS), rng.randrange(2**32), rng.randrange(2**32))
     with open(path, "wb") as f:
         f.write(damaged)
     try:

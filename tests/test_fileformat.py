@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 import bpe
 from bpe import fileformat
 from conftest import read_text
+from damage import KINDS, damage
 
 
 @pytest.mark.parametrize("pattern", ["o200k_base", None, r"\w+|\s+|[^\w\s]+", "gpt2"])
@@ -89,44 +90,17 @@ def test_pickle(backend):
     assert back.encode("text <|e|>", allowed_special="all") == tok.encode("text <|e|>", allowed_special="all")
 
 
-def _mutate(data: bytes, op: int, a: int, b: int) -> bytes:
-    """One damage of the kinds files suffer: a line deleted, repeated or swapped with
-    another, the file cut short, a byte changed, inserted or deleted, a digit changed."""
-    lines = data.split(b"\n")
-    i, j = a % len(lines), b % len(lines)
-    k = a % max(len(data), 1)
-    if op == 0:
-        del lines[i]
-    elif op == 1:
-        lines.insert(i, lines[j])
-    elif op == 2:
-        lines[i], lines[j] = lines[j], lines[i]
-    elif op == 3:
-        return data[:k]
-    elif op == 4:
-        return data[:k] + bytes([b % 256]) + data[k + 1:]
-    elif op == 5:
-        return data[:k] + bytes([b % 256]) + data[k:]
-    elif op == 6:
-        return data[:k] + data[k + 1:]
-    else:
-        digits = [n for n, c in enumerate(data) if 48 <= c <= 57]
-        n = digits[a % len(digits)]
-        return data[:n] + bytes([48 + (data[n] - 48 + 1 + b % 9) % 10]) + data[n + 1:]
-    return b"\n".join(lines)
-
-
 _SMALL = bpe.Tokenizer.train(["the quick brown fox jumps over the lazy dog " * 20], 300, special_tokens=["<|eot|>"],
                              name="small")
 _SAVED = fileformat.dumps(_SMALL._spec())
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.integers(0, 7), st.integers(0, 2 ** 20), st.integers(0, 2 ** 20))
+@given(st.integers(0, KINDS - 1), st.integers(0, 2 ** 20), st.integers(0, 2 ** 20))
 def test_a_damaged_file_never_loads_as_another_tokenizer(op, a, b):
     """Any one damage of a saved file either raises TokenizerFileError or leaves the same
     tokenizer (a change the format does not read, such as a newline added at the end)."""
-    damaged = _mutate(_SAVED, op, a, b)
+    damaged = damage(_SAVED, op, a, b)
     try:
         spec = fileformat.loads(damaged, "damaged.bpe")
     except bpe.TokenizerFileError:
@@ -135,7 +109,7 @@ def test_a_damaged_file_never_loads_as_another_tokenizer(op, a, b):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.integers(0, 7), st.integers(0, 2 ** 20), st.integers(0, 2 ** 20))
+@given(st.integers(0, KINDS - 1), st.integers(0, 2 ** 20), st.integers(0, 2 ** 20))
 def test_a_damaged_tiktoken_file_raises_a_file_error_or_loads(tmp_path_factory, op, a, b):
     """.tiktoken files carry no checksum of their own: a damaged one raises
     TokenizerFileError (never another exception) or loads a rank table; with the
@@ -143,7 +117,7 @@ def test_a_damaged_tiktoken_file_raises_a_file_error_or_loads(tmp_path_factory, 
     import hashlib
     data = bpe.tiktoken_files.dump_tiktoken_ranks(_SMALL.mergeable_ranks)
     path = tmp_path_factory.mktemp("tk") / "r.tiktoken"
-    path.write_bytes(_mutate(data, op, a, b))
+    path.write_bytes(damage(data, op, a, b))
     try:
         bpe.Tokenizer.from_tiktoken(path, pattern="gpt2")
     except bpe.TokenizerFileError:

@@ -21,6 +21,7 @@ import tokenizers
 from tokenizers import models, pre_tokenizers
 
 import bpe
+from damage import KINDS, damage
 from hf_oracle import fixture_path, json_edit as _set, spec
 
 BASE = "gpt2_like"
@@ -196,27 +197,6 @@ def test_dropout_zero_or_null_is_fine(tmp_path):
     assert tok.encode(text, allowed_special="all") == hf.encode(text, add_special_tokens=False).ids
 
 
-def _damage(raw: bytes, op: int, a: int, b: int) -> bytes:
-    """One damage of the file's text: bytes cut, changed, inserted or deleted, a digit
-    changed, a line deleted (the file is written indented, one value a line)."""
-    k = a % len(raw)
-    if op == 0:
-        return raw[:k]
-    if op == 1:
-        return raw[:k] + bytes([b % 256]) + raw[k + 1:]
-    if op == 2:
-        return raw[:k] + bytes([b % 256]) + raw[k:]
-    if op == 3:
-        return raw[:k] + raw[k + 1 + b % 40:]
-    if op == 4:
-        digits = [n for n, c in enumerate(raw) if 48 <= c <= 57]
-        n = digits[a % len(digits)]
-        return raw[:n] + bytes([48 + (raw[n] - 47 + b % 9) % 10]) + raw[n + 1:]
-    lines = raw.split(b"\n")
-    del lines[a % len(lines)]
-    return b"\n".join(lines)
-
-
 @pytest.fixture(scope="module")
 def small_json(tmp_path_factory):
     tok = bpe.Tokenizer.train(["the cat sat on the mat, 12 é 中文 " * 20], 300, special_tokens=["<|eot|>"])
@@ -228,13 +208,13 @@ def small_json(tmp_path_factory):
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.integers(0, 5), st.integers(0, 2 ** 20), st.integers(0, 2 ** 20))
+@given(st.integers(0, KINDS - 1), st.integers(0, 2 ** 20), st.integers(0, 2 ** 20))
 def test_a_damaged_tokenizer_json_raises_a_file_error_or_loads(small_json, tmp_path_factory, op, a, b):
     """tokenizer.json carries no checksum: any one damage either raises TokenizerFileError
     (never another exception: no KeyError, IndexError, UnicodeDecodeError, ...) or loads a
     tokenizer that encodes and decodes."""
     path = tmp_path_factory.mktemp("damaged") / "tokenizer.json"
-    path.write_bytes(_damage(small_json, op, a, b))
+    path.write_bytes(damage(small_json, op, a, b))
     try:
         tok = bpe.Tokenizer.from_hf(path)
     except bpe.TokenizerFileError:
