@@ -119,6 +119,7 @@ def test_train_then_use_the_model(tmp_path):
                            "--min-frequency", 1)
     assert code == 0, err
     assert "trained n_vocab=280" in err and "bytes per token on the training text" in err
+    assert "learned merges" in err and "\x1b" not in err and "\r" not in err  # (not a terminal: plain lines)
     tok = bpe.Tokenizer.load(out)
     assert tok.n_vocab == 280 and tok.special_tokens == {"<|e|>": 279}
     assert bpe_cli("encode", "-m", out, "--json", "two three")[1].strip() == json.dumps(tok.encode("two three"))
