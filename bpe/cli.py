@@ -306,7 +306,7 @@ def _cmd_curve(args: argparse.Namespace) -> int:
             import matplotlib
         except ImportError:
             raise CLIError("--plot needs matplotlib, which is not installed: pip install matplotlib "
-                           "(or the bpe[plot] extra)") from None
+                           "(or the cybpe[plot] extra)") from None
         matplotlib.use("Agg")
     sizes = sorted({256, args.max_vocab} | {s for s in (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)
                                              if s < args.max_vocab})
@@ -499,7 +499,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pattern", default="o200k_base", help="a pattern name, 'none', or a regex")
     p.add_argument("--min-frequency", type=int, default=2)
     p.add_argument("--errors", choices=["strict", "replace"], default="strict")
-    p.add_argument("--plot", metavar="PNG", help="also write the figure (needs matplotlib: the bpe[plot] extra)")
+    p.add_argument("--plot", metavar="PNG", help="also write the figure (needs matplotlib: the cybpe[plot] extra)")
     p.set_defaults(func=_cmd_curve)
 
     p = sub.add_parser("train", help="train a tokenizer on UTF-8 text files and save it")

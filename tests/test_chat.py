@@ -389,4 +389,4 @@ def test_jinja_is_optional():
         "    tok.apply_chat_template([{'role': 'user', 'content': 'x'}], template='{{ messages }}')\n"
         "except bpe.errors.ChatTemplateError as e:\n"
         "    print('error:', e)\n"))
-    assert "<|im_start|>user" in stdout and "pip install 'bpe[chat]'" in stdout
+    assert "<|im_start|>user" in stdout and "pip install 'cybpe[chat]'" in stdout

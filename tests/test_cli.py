@@ -148,7 +148,7 @@ with contextlib.redirect_stderr(err):
     code = cli.main(["curve", {str(tmp_path / 'x.txt')!r}, "--plot", "x.png"])
 print(code, err.getvalue())
 """)
-    assert out.startswith("1 ") and "pip install matplotlib" in out and "bpe[plot]" in out
+    assert out.startswith("1 ") and "pip install matplotlib" in out and "cybpe[plot]" in out
 
 
 @pytest.mark.parametrize("args, stdin, phrase", [

@@ -61,7 +61,7 @@ def _environment():
     except ImportError:
         raise ChatTemplateError(
             "this chat template is Jinja, and rendering it needs jinja2, an optional extra: "
-            "pip install 'bpe[chat]' (or pip install jinja2); the built-in templates ('llama3', "
+            "pip install 'cybpe[chat]' (or pip install jinja2); the built-in templates ('llama3', "
             "'chatml', ...) need nothing") from None
 
     version = tuple(int(p) if p.isdigit() else 0 for p in jinja2.__version__.split(".")[:3])
