@@ -36,8 +36,9 @@ def extensions():
     from Cython.Build import cythonize
 
     compile_args = ["-O0", "-g"] if DEBUG else ["-O3"]
-    # release builds are stripped (Python's own flags add -g: 3 MB of debug info otherwise)
-    link_args = ["-s"] if not DEBUG and sys.platform.startswith("linux") else []
+    # release builds lose their debug info (Python's own flags add -g: 3 MB of it otherwise); the
+    # symbol table stays, for profilers
+    link_args = ["-Wl,--strip-debug"] if not DEBUG and sys.platform.startswith("linux") else []
     if SANITIZE:  # (no word reads past a buffer's end there: the sanitizer would rightly flag them)
         compile_args = ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined",
                         "-fno-sanitize-recover=undefined"]

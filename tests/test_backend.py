@@ -21,6 +21,8 @@ def _copy(tmp_path, with_sources: bool, marker: bool = False):
                 or (not with_sources and n.endswith((".pyx", ".pxi", ".pxd", ".h")))]
 
     shutil.copytree(PACKAGE, tmp_path / "bpe", ignore=skip)
+    if with_sources and not (tmp_path / "bpe" / "_core.pyx").exists():  # (an installed package has none)
+        (tmp_path / "bpe" / "_core.pyx").write_text("# the core's source, as in a repository\n")
     if marker:
         (tmp_path / "bpe" / "PURE_INSTALL").write_text("on purpose\n")
     return tmp_path

@@ -10,9 +10,8 @@ from __future__ import annotations
 import os
 import re
 
-import bpe
-
-SRC = os.path.dirname(os.path.abspath(bpe.__file__))
+# the sources in the repository (the installed package holds only the built modules)
+SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bpe")
 DEFINITION = [
     re.compile(r"^(?:cdef|cpdef)\s+(?:inline\s+)?(?:(?:const\s+)?[\w*]+\s+)+?\**(\w+)\s*\(", re.M),
     re.compile(r"^ctypedef struct (\w+)", re.M),
