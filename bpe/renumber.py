@@ -14,7 +14,7 @@ refused where it is built), or encode anything itself.
 from __future__ import annotations
 
 import array
-from typing import Iterable, Optional
+from typing import Iterable
 
 #: added ids at or above this many past the model's largest id are renumbered
 FAR = 65536
@@ -111,8 +111,3 @@ class _Batch:
         if self._offsets:
             return [(self._core._outward(ids), block) for ids, block in out]
         return [self._core._outward(ids) for ids in out]
-
-
-def unwrap(core) -> Optional[object]:
-    """The backend's own Encoder behind ``core`` (itself when not renumbered)."""
-    return core._inner_core if isinstance(core, RenumberedCore) else core
