@@ -833,6 +833,103 @@ def bench_scaling(args) -> None:
     print(table(["backend", "text", "n (characters)", "seconds", "per 4x"], rows))
 
 
+_MEMORY_CHILD = r"""
+import json, resource, sys
+import bpe
+
+
+def status(field):
+    # VmRSS / VmHWM / VmSize of this process in bytes (Linux)
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+
+
+enc = bpe.get_encoding(sys.argv[1])
+text = open(sys.argv[2], encoding="utf-8").read()
+text = text * max(1, int(sys.argv[3]) // len(text.encode()))
+call, budget = sys.argv[4], int(sys.argv[5])
+enc.encode_ordinary(text[:1000])  # tables built, small caches warm
+enc._core.count_text(text, None, 0)  # Python's cached UTF-8 form of a non-ASCII str: the input's
+if budget:
+    resource.setrlimit(resource.RLIMIT_AS, (status("VmSize") + budget, resource.RLIM_INFINITY))
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")  # the peak (VmHWM) starts again from the resident size now
+before = status("VmRSS")
+try:
+    if call == "encode":
+        out = enc.encode_ordinary(text)
+        size, k = sys.getsizeof(out), len(out)
+    elif call == "encode_to_array":
+        out = enc.encode_to_array(text)
+        size, k = len(out) * out.itemsize, len(out)
+    elif call == "encode_with_offsets":
+        out = enc.encode_with_offsets(text)
+        k = len(out.ids)
+        size = sys.getsizeof(out.ids) + 12 * k
+    else:
+        out = enc.encode_ordinary_batch([text], num_threads=1)
+        size, k = sys.getsizeof(out[0]), len(out[0])
+    result = json.dumps({"bytes": len(text.encode()), "ids": k, "output": size, "peak": status("VmHWM") - before})
+except MemoryError:
+    result = "null"
+print(result)
+"""
+
+
+def bench_memory(args) -> None:
+    """Memory of one call on a large text against the size of what it returns, each call in
+    fresh processes (Linux).  Resident: the peak resident size, reset just before the call,
+    minus the resident size then.  Address space: the least that the call needs, found by
+    bisection with a limit on the address space (RLIMIT_AS) set to what the process has
+    plus a budget.  The text is built first, and so is the UTF-8 form that Python keeps with a
+    non-ASCII str (the input's).  Memory reserved but never written is not resident, so the
+    address space is what counts where memory is not overcommitted: 32-bit platforms, a
+    ulimit, Windows' commit charge.  The output is the list (8 bytes per id; the int objects
+    are shared) or the array (4 bytes per id), plus 12 bytes per id of offsets."""
+    import json
+    import subprocess
+    import sys
+
+    if not os.path.exists("/proc/self/clear_refs"):
+        print("\n## Memory: skipped (it reads /proc/self, which only Linux has)")
+        return
+    data = shared_data()
+    if data:
+        files = [(os.path.join(data, "corpora", "english.txt"), "English"),
+                 (os.path.join(data, "corpora", "multilingual.txt"), "multilingual")]
+    else:
+        files = [(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bpe", "data",
+                               "sample.txt"), "bundled sample")]
+    size = 1_000_000 if args.quick else 32_000_000
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p or os.getcwd() for p in sys.path))
+
+    def child(path, call, budget):
+        run = subprocess.run([sys.executable, "-c", _MEMORY_CHILD, "o200k_base", path, str(size), call,
+                              str(budget)], capture_output=True, text=True, check=True, env=env)
+        return json.loads(run.stdout)
+
+    print(f"\n## Memory: one call on a {size / 1e6:.0f} MB text, against the size of its output")
+    rows = []
+    for path, label in files:
+        for call in ("encode", "encode_to_array", "encode_with_offsets", "batch"):
+            got = child(path, call, 0)
+            low, high = 0, 8 * got["output"]  # the least budget that works lies in (low, high]
+            for _ in range(1 if args.quick else 7):
+                mid = (low + high) // 2
+                if child(path, call, mid) is None:
+                    low = mid
+                else:
+                    high = mid
+            rows.append([label, call, f"{got['bytes'] / 1e6:.1f}", f"{got['ids']:,}", f"{got['output'] / 1e6:.1f}",
+                         f"{got['peak'] / 1e6:.1f}", f"{got['peak'] / got['output']:.2f}",
+                         f"{high / 1e6:.0f}", f"{high / got['output']:.2f}"])
+    print()
+    print(table(["text", "call (o200k_base)", "MB of UTF-8", "ids", "output MB", "resident peak growth MB",
+                 "/ output", "address space needed MB", "/ output"], rows))
+
+
 def bench_stream(args) -> None:
     from .training import bench_stream as run
 
@@ -842,7 +939,7 @@ def bench_stream(args) -> None:
 SECTIONS = {"throughput": bench_throughput, "scripts": bench_scripts, "split": bench_split, "short": bench_short,
             "count": bench_count, "decode": bench_decode, "worst": bench_worst, "batch": bench_batch, "load": bench_load,
             "hf": bench_hf, "offsets": bench_offsets, "calls": bench_calls, "train": bench_train,
-            "stream": bench_stream, "scaling": bench_scaling}
+            "stream": bench_stream, "scaling": bench_scaling, "memory": bench_memory}
 
 
 def main(argv=None) -> int:

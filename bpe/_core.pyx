@@ -180,6 +180,7 @@ cdef tuple _offsets_result(PyObject** id_objs, const tok_t* block, Py_ssize_t k)
 
 include "_token_table.pxi"   # token bytes <-> id: the TokenTable of _core.pxd
 include "_vocab_form.pxi"    # a tokenizer.json vocabulary and merge list read into a table
+include "_id_buffer.pxi"     # the growable array the encoding loops write ids into
 include "_offsets.pxi"       # character offsets and word ids of encoded tokens
 include "_specials.pxi"      # finding special-token text in UTF-8
 include "_backtrack.pxi"     # the backtracking encoder, for pieces over 256 bytes
@@ -807,16 +808,17 @@ cdef class Encoder:
             raise RuntimeError("this Encoder was not initialised; build it with Encoder(ranks, specials)")
         return 0
 
-    cdef Py_ssize_t _encode_utf8(self, int pid, const uint8_t* p, Py_ssize_t n, tok_t* out,
+    cdef Py_ssize_t _encode_utf8(self, int pid, const uint8_t* p, Py_ssize_t n, IdBuffer* out,
                                  bint lists, Words* words) noexcept nogil:
-        """Split ``p[:n]`` with pattern ``pid`` and write the ids of every piece to ``out``
-        (room for n ids).  Returns how many, or OUT_OF_MEMORY / PIECE_TOO_LONG.
+        """Split ``p[:n]`` with pattern ``pid`` and append the ids of every piece to ``out``
+        (grown as needed).  Returns how many, or OUT_OF_MEMORY / PIECE_TOO_LONG.
 
         Pieces are found SCAN_AHEAD at a time (``_scan_ahead``, which prefetches what their
         lookups read), then encoded.  With ``lists`` (the ids will become a list of int
         objects) each id's ``id_objs`` entry is prefetched as soon as the id is known.
-        ``words`` (or NULL) gets the end of every piece marked (see _offsets.pxi)."""
-        cdef Py_ssize_t i = 0, k = 0, m, count, c, j
+        ``words`` (or NULL) gets the end of every piece marked (see _offsets.pxi), counted in
+        tokens from ``words.k0`` ids before the first one appended here."""
+        cdef Py_ssize_t i = 0, k = out.k, k_start = out.k, m, count, c, j, size
         cdef Py_ssize_t bounds[SCAN_AHEAD + 1]
         cdef uint64_t hashes[SCAN_AHEAD]
         cdef Local loc = self._loc()
@@ -825,48 +827,62 @@ cdef class Encoder:
             if count < 0:
                 return count
             for c in range(count):
-                m = bpe_piece_cached(&self.tb, &loc, p + bounds[c], bounds[c + 1] - bounds[c], hashes[c], out + k)
+                size = bounds[c + 1] - bounds[c]
+                if k + size > out.cap:
+                    out.k = k
+                    if _idb_grow(out, k + size) < 0:
+                        return OUT_OF_MEMORY
+                m = bpe_piece_cached(&self.tb, &loc, p + bounds[c], size, hashes[c], out.ids + k)
                 if m < 0:
+                    out.k = k
                     return OUT_OF_MEMORY
                 if lists:
                     for j in range(k, k + m):
-                        bpe_prefetch(&self.id_objs[out[j]])
+                        bpe_prefetch(&self.id_objs[out.ids[j]])
                 k += m
-                if words != NULL:
-                    words_mark(words, words.k0 + k, words.b0 + bounds[c + 1])
+                if words != NULL and words_mark(words, words.k0 + k - k_start, words.b0 + bounds[c + 1]) < 0:
+                    out.k = k
+                    return OUT_OF_MEMORY
             i = bounds[count]
-        return k
+        out.k = k
+        return k - k_start
 
-    cdef Py_ssize_t _encode_split(self, int pid, const uint8_t* p, Py_ssize_t n, tok_t* out,
+    cdef Py_ssize_t _encode_split(self, int pid, const uint8_t* p, Py_ssize_t n, IdBuffer* out,
                                   bint lists, const SpecialSet* allowed,
                                   const SpecialSet* disallowed, Words* words) noexcept nogil:
         """``_encode_utf8`` around special tokens: FOUND_DISALLOWED if ``p[:n]`` holds a token
         of ``disallowed``; else each token of ``allowed`` becomes its id and the text between
         them is encoded on its own (as if it were a whole text).  Either set may be NULL.
-        ``words`` (or NULL): every piece's end and every special token's is marked."""
-        cdef Py_ssize_t i = 0, k = 0, s, m, w = 0
+        Appends to ``out`` and returns how many ids, or a negative status.
+        ``words`` (or NULL): every piece's end and every special token's is marked, counted
+        in tokens from the first id appended here."""
+        cdef Py_ssize_t i = 0, k_start = out.k, s, m, w = 0
         if disallowed != NULL and sp_find(disallowed, p, n, 0, &w) < n:
             return FOUND_DISALLOWED
+        if words != NULL:
+            words.k0 = 0
+            words.b0 = 0
         if allowed == NULL:
             return self._encode_utf8(pid, p, n, out, lists, words)
         while i < n:
             s = sp_find(allowed, p, n, i, &w)
             if s > i:
                 if words != NULL:
-                    words.k0 = k
+                    words.k0 = out.k - k_start
                     words.b0 = i
-                m = self._encode_utf8(pid, p + i, s - i, out + k, lists, words)
+                m = self._encode_utf8(pid, p + i, s - i, out, lists, words)
                 if m < 0:
                     return m
-                k += m
             if s >= n:
                 break
-            out[k] = allowed.ids[w]
-            k += 1
+            if idb_reserve(out, 1) < 0:
+                return OUT_OF_MEMORY
+            out.ids[out.k] = allowed.ids[w]
+            out.k += 1
             i = s + allowed.lens[w]
-            if words != NULL:
-                words_mark(words, k, i)
-        return k
+            if words != NULL and words_mark(words, out.k - k_start, i) < 0:
+                return OUT_OF_MEMORY
+        return out.k - k_start
 
     def use_merge_list(self, bytes triples, bint ignore_merges):
         """Encode by Hugging Face's rule from now on: ``triples`` holds ``(left, right, new)``
@@ -919,20 +935,20 @@ cdef class Encoder:
         cdef const SpecialSet* d = &disallowed.s if disallowed is not None else NULL
         if n == 0:
             return b"" if packed else []
-        cdef tok_t* out = <tok_t*>malloc((n + 1) * sizeof(tok_t))
-        if out == NULL:
+        cdef IdBuffer out
+        if idb_init(&out, n) < 0:
             raise MemoryError()
         try:
             with nogil:
-                k = self._encode_split(pid, p, n, out, not packed, a, d, NULL)
+                k = self._encode_split(pid, p, n, &out, not packed, a, d, NULL)
             if k == FOUND_DISALLOWED:
                 _raise_disallowed([text], disallowed)
             _check_status(k)
             if packed:
-                return PyBytes_FromStringAndSize(<char*>out, k * sizeof(tok_t))
-            return _id_list(self.id_objs, out, k)
+                return PyBytes_FromStringAndSize(<char*>out.ids, k * sizeof(tok_t))
+            return _id_list(self.id_objs, out.ids, k)
         finally:
-            free(out)
+            idb_free(&out)
 
     cdef Py_ssize_t _encode_offsets(self, int pid, const uint8_t* p, Py_ssize_t n, const SpecialSet* allowed,
                                     const SpecialSet* disallowed, tok_t** result) noexcept nogil:
@@ -940,34 +956,35 @@ cdef class Encoder:
         malloc'd block that the caller frees: the k ids, then k starts, k ends and k word ids
         (uint32); returns k, or a negative status (and ``result[0]`` is NULL)."""
         cdef Words words
+        cdef IdBuffer out
         cdef Py_ssize_t k, status
         cdef tok_t* block
         cdef void* grown
         result[0] = NULL
         if n >= <Py_ssize_t>0xFFFFFFFF:
             return TEXT_TOO_LONG
-        block = <tok_t*>malloc((n + 1) * sizeof(tok_t))
-        if block == NULL:
+        if idb_init(&out, n) < 0:
             return OUT_OF_MEMORY
         if words_alloc(&words, n) < 0:
-            free(block)
+            idb_free(&out)
             return OUT_OF_MEMORY
-        k = self._encode_split(pid, p, n, block, True, allowed, disallowed, &words)
+        k = self._encode_split(pid, p, n, &out, True, allowed, disallowed, &words)
         if k >= 0:
-            grown = realloc(block, (4 * k + 1) * sizeof(tok_t))  # room for the offsets after the ids
+            grown = realloc(out.ids, (4 * k + 1) * sizeof(tok_t))  # room for the offsets after the ids
             if grown == NULL:
                 k = OUT_OF_MEMORY
             else:
-                block = <tok_t*>grown
+                out.ids = <tok_t*>grown
+                block = out.ids
                 status = char_offsets(&self.tb.table, p, n, block, k, &words, <uint32_t*>(block + k),
                                       <uint32_t*>(block + 2 * k), <uint32_t*>(block + 3 * k))
                 if status < 0:
                     k = status
         words_free(&words)
         if k < 0:
-            free(block)
+            idb_free(&out)
             return k
-        result[0] = block
+        result[0] = idb_take(&out)
         return k
 
     def encode_offsets(self, str text, str pattern, Specials allowed=None, Specials disallowed=None):
@@ -987,29 +1004,31 @@ cdef class Encoder:
         cdef list ids
         cdef bytes block
         cdef uint32_t* dst
+        cdef IdBuffer out
         if n >= <Py_ssize_t>0xFFFFFFFF:
             _check_status(TEXT_TOO_LONG)
-        cdef tok_t* out = <tok_t*>malloc((n + 1) * sizeof(tok_t))
-        if out == NULL or words_alloc(&words, n) < 0:
-            free(out)
+        if idb_init(&out, n) < 0:
+            raise MemoryError()
+        if words_alloc(&words, n) < 0:
+            idb_free(&out)
             raise MemoryError()
         try:
             with nogil:
-                k = self._encode_split(pid, p, n, out, True, a, d, &words)
+                k = self._encode_split(pid, p, n, &out, True, a, d, &words)
             if k == FOUND_DISALLOWED:
                 _raise_disallowed([text], disallowed)
             _check_status(k)
-            ids = _id_list(self.id_objs, out, k)
+            ids = _id_list(self.id_objs, out.ids, k)
             # the offsets are written straight into the bytes object returned
             block = PyBytes_FromStringAndSize(NULL, 3 * k * sizeof(uint32_t))
             dst = <uint32_t*>PyBytes_AS_STRING(block)
             with nogil:
-                status = char_offsets(&self.tb.table, p, n, out, k, &words, dst, dst + k, dst + 2 * k)
+                status = char_offsets(&self.tb.table, p, n, out.ids, k, &words, dst, dst + k, dst + 2 * k)
             _check_status(status)
             return ids, block
         finally:
             words_free(&words)
-            free(out)
+            idb_free(&out)
 
     def batch(self, list texts, str pattern, Specials allowed=None, Specials disallowed=None,
               bint offsets=False):
@@ -1076,7 +1095,8 @@ cdef class Encoder:
             return []
         cdef const char** ptrs = <const char**>malloc(n * sizeof(char*))
         cdef Py_ssize_t* lens = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
-        cdef tok_t* out = NULL
+        cdef IdBuffer out
+        out.ids = NULL
         try:
             if ptrs == NULL or lens == NULL:
                 raise MemoryError()
@@ -1086,25 +1106,27 @@ cdef class Encoder:
                     _check_status(PIECE_TOO_LONG)
                 lens[i] = size
                 total += size
-            out = <tok_t*>malloc((total + 1) * sizeof(tok_t))
-            if out == NULL:
+            if idb_init(&out, total) < 0:
                 raise MemoryError()
             with nogil:
                 loc = self._loc()
                 for i in range(n):
-                    m = bpe_piece_cached(&self.tb, &loc, <const uint8_t*>ptrs[i], lens[i],
-                                         hash_bytes(<const uint8_t*>ptrs[i], lens[i]) if lens[i] > 1 else 0,
-                                         out + k)
+                    m = idb_reserve(&out, lens[i])
                     if m < 0:
                         break
-                    k += m
+                    m = bpe_piece_cached(&self.tb, &loc, <const uint8_t*>ptrs[i], lens[i],
+                                         hash_bytes(<const uint8_t*>ptrs[i], lens[i]) if lens[i] > 1 else 0,
+                                         out.ids + out.k)
+                    if m < 0:
+                        break
+                    out.k += m
             if m < 0:
                 raise MemoryError()
-            return _id_list(self.id_objs, out, k)
+            return _id_list(self.id_objs, out.ids, out.k)
         finally:
             free(ptrs)
             free(lens)
-            free(out)
+            idb_free(&out)
 
     def count_pieces(self, list pieces, Py_ssize_t limit=-1):
         """How many tokens ``encode_pieces`` would give; -1 as soon as it passes ``limit``."""
@@ -1467,6 +1489,7 @@ cdef class Batch:
         # help()'s work: claim texts, encode each into a buffer of its own, mark it ready
         cdef Py_ssize_t t, m
         cdef tok_t* buf
+        cdef IdBuffer ids
         while self.status == 0:
             t = bpe_claim(&self.next)
             if t >= self.n:
@@ -1474,12 +1497,12 @@ cdef class Batch:
             if self.offsets:
                 m = enc._encode_offsets(self.pid, self.ptrs[t], self.lens[t], self.a_set, self.d_set, &buf)
             else:
-                buf = <tok_t*>malloc((self.lens[t] + 1) * sizeof(tok_t))
-                if buf == NULL:
-                    self.status = -1
+                if idb_init(&ids, self.lens[t]) < 0:
+                    self.status = OUT_OF_MEMORY
                     break
-                m = enc._encode_split(self.pid, self.ptrs[t], self.lens[t], buf, True,
+                m = enc._encode_split(self.pid, self.ptrs[t], self.lens[t], &ids, True,
                                       self.a_set, self.d_set, NULL)
+                buf = idb_take(&ids)
             if m < 0:
                 free(buf)
                 self.status = m
@@ -1492,45 +1515,38 @@ cdef class Batch:
         """Encode texts until none is left unclaimed, build their lists and those of the texts
         ``help()`` handed over, and return once every text has its list (safe to call from
         many threads at once)."""
-        cdef Py_ssize_t cap = 0, used, m, t, c, n_held, start
-        cdef tok_t* buf = NULL
-        cdef tok_t* grown
+        cdef Py_ssize_t m, t, c, n_held, start
+        cdef IdBuffer buf                       # the ids of the held texts, one after the other
         cdef Py_ssize_t held[BATCH_TEXTS]      # the texts encoded since the last lists
         cdef Py_ssize_t ends[BATCH_TEXTS]      # where each one's ids end in buf
         cdef Encoder enc = self.enc
         if self.offsets:  # every text's block is handed over, this thread's too
             with nogil:
                 self._hand_over(enc)
+        if idb_init(&buf, 0) < 0:
+            raise MemoryError()
         try:
             while not self.offsets:
                 n_held = 0
-                used = 0
+                buf.k = 0
                 with nogil:
-                    while n_held < BATCH_TEXTS and used < BATCH_IDS and self.status == 0:
+                    while n_held < BATCH_TEXTS and buf.k < BATCH_IDS and self.status == 0:
                         t = bpe_claim(&self.next)
                         if t >= self.n:
                             break
-                        if used + self.lens[t] + 1 > cap:
-                            cap = 2 * (used + self.lens[t] + 1)
-                            grown = <tok_t*>realloc(buf, cap * sizeof(tok_t))
-                            if grown == NULL:
-                                self.status = -1
-                                break
-                            buf = grown
-                        m = enc._encode_split(self.pid, self.ptrs[t], self.lens[t], buf + used, True,
+                        m = enc._encode_split(self.pid, self.ptrs[t], self.lens[t], &buf, True,
                                               self.a_set, self.d_set, NULL)
                         if m < 0:
                             self.status = m
                             break
-                        used += m
                         held[n_held] = t
-                        ends[n_held] = used
+                        ends[n_held] = buf.k
                         n_held += 1
                 if self.status != 0 or n_held == 0:
                     break
                 start = 0
                 for c in range(n_held):
-                    self.out[held[c]] = _id_list(enc.id_objs, buf + start, ends[c] - start)
+                    self.out[held[c]] = _id_list(enc.id_objs, buf.ids + start, ends[c] - start)
                     start = ends[c]
                 self.done += n_held
                 self._collect()
@@ -1541,7 +1557,7 @@ cdef class Batch:
                         bpe_pause()
             self._check()
         finally:
-            free(buf)
+            idb_free(&buf)
 
     cdef int _check(self) except -1:
         if self.status == FOUND_DISALLOWED:

@@ -25,27 +25,48 @@ ctypedef struct Words:
     uint32_t* tok_end        # word w ends before token tok_end[w] ...
     uint32_t* byte_end       # ... and before byte byte_end[w] of the text
     Py_ssize_t n             # words marked so far
+    Py_ssize_t cap           # room for this many (grown like an IdBuffer: _id_buffer.pxi)
     Py_ssize_t k0            # where the segment being encoded starts: its first token's index
     Py_ssize_t b0            # and its first byte's place in the whole text
 
 
-cdef inline void words_mark(Words* w, Py_ssize_t tokens, Py_ssize_t byte_end) noexcept nogil:
-    # (the callers allocate room for one word per byte of the text: every word has a byte)
+cdef inline int words_mark(Words* w, Py_ssize_t tokens, Py_ssize_t byte_end) noexcept nogil:
+    """Mark a word's end; -1 when out of memory."""
+    if w.n == w.cap and _words_grow(w) < 0:
+        return -1
     w.tok_end[w.n] = <uint32_t>tokens
     w.byte_end[w.n] = <uint32_t>byte_end
     w.n += 1
+    return 0
 
 
 cdef int words_alloc(Words* w, Py_ssize_t n_bytes) noexcept nogil:
-    """Room for the marks of a text of ``n_bytes`` bytes; -1 when out of memory."""
+    """Room for the marks of a text of ``n_bytes`` bytes: one per byte when the text is small,
+    else one per 16 bytes to start with, grown by half when short (as ids: _id_buffer.pxi);
+    -1 when out of memory."""
     w.n = 0
     w.k0 = 0
     w.b0 = 0
-    w.tok_end = <uint32_t*>malloc((n_bytes + 1) * sizeof(uint32_t))
-    w.byte_end = <uint32_t*>malloc((n_bytes + 1) * sizeof(uint32_t))
+    w.cap = n_bytes + 1 if n_bytes <= ID_START else n_bytes // 16 + ID_START
+    w.tok_end = <uint32_t*>malloc(w.cap * sizeof(uint32_t))
+    w.byte_end = <uint32_t*>malloc(w.cap * sizeof(uint32_t))
     if w.tok_end == NULL or w.byte_end == NULL:
         words_free(w)
         return -1
+    return 0
+
+
+cdef int _words_grow(Words* w) noexcept nogil:
+    cdef Py_ssize_t cap = w.cap + w.cap // 2 + 1
+    cdef void* grown = realloc(w.tok_end, cap * sizeof(uint32_t))
+    if grown == NULL:
+        return -1
+    w.tok_end = <uint32_t*>grown
+    grown = realloc(w.byte_end, cap * sizeof(uint32_t))
+    if grown == NULL:
+        return -1
+    w.byte_end = <uint32_t*>grown
+    w.cap = cap
     return 0
 
 

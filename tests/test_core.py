@@ -798,3 +798,37 @@ def test_tokenizers_shared_by_8_threads_with_mixed_calls(backend):
         got = list(pool.map(lambda job: calls(*job), jobs))
     for (t, line), result in zip(jobs, got):
         assert result == want[(t.name, line)], (t.name, line)
+
+
+def test_texts_that_outgrow_the_first_id_buffer(backend, threads_for_any_batch):
+    """A text of more than 64 KiB starts with room for a quarter as many ids as bytes
+    (bpe/_id_buffer.pxi) and grows it; these texts give about one id per two bytes, so
+    every call below grows its buffer several times (and the word marks of the offsets)."""
+    rng = random.Random(7)
+    alphabet = "0123456789 .,;:!?()[]{}<>-+=*/\\\"'\nαβγ中文😀"
+    paragraph = "".join(rng.choice(alphabet) for _ in range(2_000))
+    enc = bpe.get_encoding("o200k_base")
+    eot = enc.eot_token
+    one = enc.encode_ordinary(paragraph)
+    copies = 150 if backend == "cython" else 12
+    text = "<|endoftext|>".join([paragraph] * copies)
+    assert len(one) > len(paragraph.encode()) // 3  # the buffer must grow
+    want = (one + [eot]) * (copies - 1) + one
+    assert enc.encode(text, allowed_special="all") == want
+    assert enc.encode_to_array(text, allowed_special="all").tolist() == want
+    plain = "\n".join([paragraph] * copies)
+    assert enc.decode(enc.encode_ordinary(plain)) == plain
+    assert enc.encode_ordinary_batch([plain, paragraph, plain], num_threads=2) == \
+        [enc.encode_ordinary(plain), one, enc.encode_ordinary(plain)]
+    e = enc.encode_with_offsets(text, allowed_special="all")
+    single = enc.encode_with_offsets(paragraph)
+    assert e.ids == want
+    width = len(paragraph) + len("<|endoftext|>")
+    n_words = max(single.word_ids) + 2  # the paragraph's words and the special token
+    for c in (0, copies // 2, copies - 1):
+        at = c * (len(one) + 1)
+        assert e.offsets[at:at + len(one)] == [(s + c * width, t + c * width) for s, t in single.offsets]
+        assert e.word_ids[at:at + len(one)] == [w + c * n_words for w in single.word_ids]
+    batch = enc.encode_with_offsets_batch([text, paragraph], allowed_special="all", num_threads=2)
+    assert (batch[0].ids, batch[0].offsets) == (e.ids, e.offsets)
+    assert enc._core.encode_pieces([paragraph] * 40) == enc._core.encode_pieces([paragraph]) * 40
