@@ -14,12 +14,17 @@ Train tokenizers, encode with ids identical to tiktoken (bundled ``r50k_base``/`
 
 from . import _backend
 from .errors import (
+    ArgumentError,
     BPEError,
+    ChatTemplateError,
     DisallowedSpecialTokenError,
+    InputTooLongError,
+    ModelInputsError,
     PatternError,
     TokenizerFileError,
     TrainingError,
     UnknownEncodingError,
+    VocabularyError,
 )
 from .pre_tokenizers.patterns import NAMED_PATTERNS
 from . import tiktoken_files  # the old path of bpe.io.tiktoken
@@ -31,8 +36,12 @@ from .training import count_pretokens
 __version__ = "0.1.0"
 
 __all__ = [
+    "ArgumentError",
     "BPEError",
+    "ChatTemplateError",
     "DisallowedSpecialTokenError",
+    "InputTooLongError",
+    "ModelInputsError",
     "Encoding",
     "NAMED_PATTERNS",
     "PatternError",
@@ -40,6 +49,7 @@ __all__ = [
     "Tokenizer",
     "TrainingError",
     "UnknownEncodingError",
+    "VocabularyError",
     "backend",
     "compression",
     "count_pretokens",

@@ -15,6 +15,7 @@ import os
 from types import SimpleNamespace
 
 from . import _reference
+from .errors import ArgumentError
 
 try:
     from . import _core, _train
@@ -77,4 +78,4 @@ def use(name: str) -> None:
             )
         _active = COMPILED
     else:
-        raise ValueError(f"unknown backend {name!r}; pass 'cython' or 'python'")
+        raise ArgumentError(f"unknown backend {name!r}; pass 'cython' or 'python'")

@@ -45,7 +45,7 @@ from libc.string cimport memcmp, memcpy, memset
 from bpe._scanner cimport PAT_NONE, scan_piece
 
 from bpe._scanner import PATTERN_IDS
-from bpe.errors import DisallowedSpecialTokenError
+from bpe.errors import DisallowedSpecialTokenError, InputTooLongError, VocabularyError
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
@@ -130,9 +130,9 @@ cdef int _check_status(Py_ssize_t status) except -1:
     if status == OFFSETS_DISAGREE:
         raise RuntimeError("bpe: token offsets disagree with the text (please report this input)")
     if status == PIECE_TOO_LONG:
-        raise ValueError("a single pre-token of 2 GiB or more cannot be encoded; split the text")
+        raise InputTooLongError("a single pre-token of 2 GiB or more cannot be encoded; split the text")
     if status == TEXT_TOO_LONG:
-        raise ValueError("offsets are found for texts under 4 GiB of UTF-8 (they are 32-bit); split the text, "
+        raise InputTooLongError("offsets are found for texts under 4 GiB of UTF-8 (they are 32-bit); split the text, "
                          "or use encode for the ids alone")
     if status < 0:
         raise MemoryError("bpe: out of memory while encoding")
@@ -771,7 +771,7 @@ cdef class Encoder:
             one = <uint8_t>b
             self.tb.byte_rank[b] = tt_find(&self.tb.table, &one, 1)
             if self.tb.byte_rank[b] == NO_TOKEN:
-                raise ValueError(
+                raise VocabularyError(
                     f"mergeable_ranks lacks the single-byte token {bytes([b])!r}; "
                     "a byte-level BPE needs a rank for each of the 256 bytes")
         self.tb.pair2 = <tok_t*>malloc(65536 * sizeof(tok_t))

@@ -24,6 +24,7 @@ from typing import Iterable, Optional
 import regex
 
 from . import _reference_scan, byte_unicode, special
+from .errors import TrainingError, VocabularyError
 from .models.bpe import merge_ids, unpack_ids
 
 NO_RANK = 2**31 - 1
@@ -53,7 +54,7 @@ class Encoder:
             self._decoder[token_id] = token
         missing = [b for b in range(256) if bytes([b]) not in self._ranks]
         if missing:
-            raise ValueError(
+            raise VocabularyError(
                 f"mergeable_ranks lacks {len(missing)} single-byte tokens (first: {bytes([missing[0]])!r}); "
                 "a byte-level BPE needs a rank for each of the 256 bytes"
             )
@@ -378,9 +379,9 @@ class Trainer:
 
     def __init__(self, words: list[bytes], counts: list[int], min_frequency: int = 1, tie_break: str = "ids"):
         if len(words) != len(counts):
-            raise ValueError("words and counts must have the same length")
+            raise TrainingError("words and counts must have the same length")
         if tie_break not in TIE_BREAKS:
-            raise ValueError(f"tie_break must be one of {sorted(TIE_BREAKS)}, got {tie_break!r}")
+            raise TrainingError(f"tie_break must be one of {sorted(TIE_BREAKS)}, got {tie_break!r}")
         self._keys = TIE_BREAKS[tie_break]
         self._seqs = [list(w) for w in words]
         self._counts = list(counts)

@@ -46,6 +46,7 @@ from bpe._core cimport NO_TOKEN, TokenTable, tok_t, tt_add, tt_find, tt_free, tt
 from bpe._scanner cimport PAT_NONE, scan_piece
 
 from bpe._reference import TIE_BREAKS
+from bpe.errors import TrainingError
 from bpe._scanner import PATTERN_IDS
 
 cdef extern from "Python.h":
@@ -222,7 +223,7 @@ cdef class _Trainer:
         p = <int32_t>self.n_pairs
         if p == 0x7FFFFFFF:
             with gil:
-                raise OverflowError("bpe: more than 2**31 distinct pairs")
+                raise TrainingError("more than 2**31 distinct pairs of tokens: train on fewer distinct pre-tokens (raise min_frequency or count a sample)")
         if p >= self.pair_cap:
             self._grow_pairs(p + 1)
         self.pa[p] = a
@@ -485,9 +486,9 @@ cdef class Trainer:
 
     def __init__(self, list words, list counts, min_frequency=1, tie_break="ids"):
         if len(words) != len(counts):
-            raise ValueError("words and counts must have the same length")
+            raise TrainingError("words and counts must have the same length")
         if tie_break not in TIE_BREAKS:
-            raise ValueError(f"tie_break must be one of {sorted(TIE_BREAKS)}, got {tie_break!r}")
+            raise TrainingError(f"tie_break must be one of {sorted(TIE_BREAKS)}, got {tie_break!r}")
         self.t = _Trainer()
         self.min_frequency = min_frequency
         cdef int i
@@ -570,7 +571,7 @@ cdef class PieceCounter:
         if idx == NO_TOKEN:
             if self.n >= 0x7FFFFFFE:
                 with gil:
-                    raise OverflowError("more than 2**31 distinct pre-tokens")
+                    raise TrainingError("more than 2**31 distinct pre-tokens: train on a sample, or on counts with the rare ones left out")
             _grow(<void**>&self.counts, &self.cap, self.n + 1, sizeof(int64_t))
             idx = <tok_t>self.n
             tt_add(&self.table, idx, p, length, True)
@@ -593,9 +594,9 @@ cdef class PieceCounter:
     def add(self, bytes piece, count):
         """Add ``count`` occurrences of ``piece``."""
         if count < 0:
-            raise ValueError(f"counts must be >= 0, got {count} for {piece!r}")
+            raise TrainingError(f"counts must be >= 0, got {count} for {piece!r}")
         if PyBytes_GET_SIZE(piece) == 0:
-            raise ValueError("a pre-token cannot be empty")
+            raise TrainingError("a pre-token cannot be empty")
         self._add(<const uint8_t*>PyBytes_AS_STRING(piece), PyBytes_GET_SIZE(piece), count)
 
     def __len__(self):

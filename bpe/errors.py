@@ -14,6 +14,22 @@ class BPEError(Exception):
     """Base class of the errors raised by ``bpe``."""
 
 
+class ArgumentError(BPEError, ValueError):
+    """An argument outside what a call accepts: a negative limit, an unknown option name, a
+    thread count below one."""
+
+
+class VocabularyError(BPEError, ValueError):
+    """Mergeable ranks, merges or special tokens given in code that do not make a tokenizer
+    (two tokens with one rank, a missing single byte, merges that do not make the table, a
+    special id that a token already has).  The same problems read from a file are a
+    ``TokenizerFileError``."""
+
+
+class InputTooLongError(BPEError, ValueError):
+    """A text or pre-token beyond what the core counts (ids and offsets are 32-bit): split it."""
+
+
 class PatternError(BPEError, ValueError):
     """A ``pattern=`` argument is not a known name, ``None`` or a valid regex."""
 

@@ -20,7 +20,7 @@ from typing import Optional, Union
 
 import regex
 
-from .errors import PatternError
+from .errors import ArgumentError, PatternError
 
 FORMS = ("NFC", "NFD", "NFKC", "NFKD")
 
@@ -48,7 +48,7 @@ class UnicodeForm(Normalizer):
 
     def __post_init__(self):
         if self.form not in FORMS:
-            raise ValueError(f"normalization must be one of {FORMS} or None, got {self.form!r}")
+            raise ArgumentError(f"normalization must be one of {FORMS} or None, got {self.form!r}")
 
     def normalize(self, text: str) -> str:
         return unicodedata.normalize(self.form, text)
@@ -171,7 +171,7 @@ def from_name(name: Union[str, None, Normalizer]) -> Optional[Normalizer]:
         return name
     if isinstance(name, str) and name in FORMS:
         return UnicodeForm(name)
-    raise ValueError(f"normalization must be one of {FORMS} or None, got {name!r}")
+    raise ArgumentError(f"normalization must be one of {FORMS} or None, got {name!r}")
 
 
 def _compiled(pattern: str):

@@ -20,7 +20,7 @@ import threading
 from typing import Callable, Optional
 
 from . import _backend
-from .errors import TokenizerFileError, UnknownEncodingError
+from .errors import ArgumentError, TokenizerFileError, UnknownEncodingError, VocabularyError
 from .io.bundle import unpack
 from .tokenizer import Tokenizer
 
@@ -80,7 +80,7 @@ class Encoding(Tokenizer):
         if not isinstance(pat_str, str):
             raise TypeError(f"pat_str must be the split pattern as a str, got {type(pat_str).__name__}")
         if explicit_n_vocab and len(mergeable_ranks) + len(special_tokens) != explicit_n_vocab:
-            raise ValueError(f"explicit_n_vocab={explicit_n_vocab} but there are {len(mergeable_ranks):,} mergeable "
+            raise VocabularyError(f"explicit_n_vocab={explicit_n_vocab} but there are {len(mergeable_ranks):,} mergeable "
                              f"and {len(special_tokens):,} special tokens; pass their total or None")
         super().__init__(mergeable_ranks, pattern=pat_str, special_tokens=special_tokens, name=name,
                          explicit_n_vocab=explicit_n_vocab or None)
@@ -172,10 +172,10 @@ def register_encoding(name: str, constructor: Callable[[], object], *, replace: 
         raise TypeError(f"constructor must be a function of no arguments returning a Tokenizer or a "
                         f"tiktoken constructor dict, got {type(constructor).__name__}")
     if ALIASES.get(name, name) in ENCODINGS:
-        raise ValueError(f"{name!r} is a bundled encoding; register yours under another name")
+        raise ArgumentError(f"{name!r} is a bundled encoding; register yours under another name")
     with _lock:
         if name in _registered and not replace:
-            raise ValueError(f"an encoding named {name!r} is registered already; pass replace=True to replace it")
+            raise ArgumentError(f"an encoding named {name!r} is registered already; pass replace=True to replace it")
         _registered[name] = constructor
         for key in [k for k in _cache if k[0] == name]:
             del _cache[key]

@@ -28,7 +28,8 @@ from .pipeline import Pipeline, build_core, plan, pre_tokenize
 from .pre_tokenizers import patterns
 from .pre_tokenizers import split as pre_split
 from .special import AddedToken
-from .errors import BPEError, DisallowedSpecialTokenError, TokenizerFileError, TrainingError
+from .errors import (ArgumentError, BPEError, DisallowedSpecialTokenError, TokenizerFileError, TrainingError,
+                     VocabularyError)
 from .io.native import NORMALIZATIONS, TokenizerSpec, dumps, loads
 from .io.tiktoken import load_tiktoken_ranks
 
@@ -72,7 +73,7 @@ class Tokenizer:
         rank_ids = set(model.ranks.values())
         clash = sorted(tid for tid in specials.values() if tid in rank_ids)
         if clash:
-            raise ValueError(
+            raise VocabularyError(
                 f"special token id {clash[0]} is also the rank of a mergeable token; give special tokens ids "
                 f"that no mergeable token uses (e.g. from {max(rank_ids, default=-1) + 1} on)"
             )
@@ -113,12 +114,12 @@ class Tokenizer:
             top = max(max(model.ranks.values(), default=-1), max(model.decode_only.values(), default=-1))
             n_model = len(model.ranks) + len(model.decode_only)
         if top >= 4 * n_model + 65536:
-            raise ValueError(
+            raise VocabularyError(
                 f"the model's token ids are too sparse: the largest is {top:,} for {n_model:,} tokens "
                 "(its tables are indexed by id); renumber its tokens with dense ids"
             )
         if max(added_ids, default=0) >= 2 ** 32:
-            raise ValueError(f"special token id {max(added_ids):,} is too large: ids are below 2**32 (as tiktoken's)")
+            raise VocabularyError(f"special token id {max(added_ids):,} is too large: ids are below 2**32 (as tiktoken's)")
         self._max_token_value = max(top, max(added_ids, default=-1))
         # added ids far above the model's are numbered densely inside the core (bpe.renumber)
         far = renumber.far_ids(top, added_ids)
@@ -133,7 +134,7 @@ class Tokenizer:
         if far and self._core is not None:
             self._core = renumber.RenumberedCore(self._core, far)
         if explicit_n_vocab is not None and explicit_n_vocab != self._max_token_value + 1:
-            raise ValueError(
+            raise VocabularyError(
                 f"explicit_n_vocab={explicit_n_vocab} does not match the largest id + 1 "
                 f"({self._max_token_value + 1}); pass None or the right size"
             )
@@ -247,10 +248,12 @@ class Tokenizer:
         were made with; the result is what :meth:`train` gives on the same texts."""
         specials = _special_list(special_tokens)
         if normalization is not None and normalization not in NORMALIZATIONS:
-            raise ValueError(f"normalization must be one of {NORMALIZATIONS} or None, got {normalization!r}")
+            raise TrainingError(f"normalization must be one of {NORMALIZATIONS} or None, got {normalization!r}")
         for piece, n in counts.items():
-            if not isinstance(piece, bytes) or not isinstance(n, int) or n < 0:
+            if not isinstance(piece, bytes) or not isinstance(n, int):
                 raise TypeError(f"counts must map bytes to int >= 0 (as bpe.count_pretokens returns); got {piece!r}: {n!r}")
+            if n < 0:
+                raise TrainingError(f"counts must be >= 0 (as bpe.count_pretokens returns); got {piece!r}: {n!r}")
         ranks, merges, curve = training.learn(counts, vocab_size, len(specials), min_frequency,
                                               tie_break=tie_break, progress=progress)
         special_ids = {tok: len(ranks) + i for i, tok in enumerate(specials)}
@@ -266,15 +269,23 @@ class Tokenizer:
         pattern: Union[str, None, object],
         special_tokens: Optional[dict[str, int]] = None,
         name: Optional[str] = None,
+        *,
+        expected_hash: Optional[str] = None,
     ) -> "Tokenizer":
-        """Load a ``.tiktoken`` rank file (``base64 rank`` lines) with the given split pattern."""
-        ranks = load_tiktoken_ranks(path)
+        """Load a ``.tiktoken`` rank file (``base64 rank`` lines) with the given split pattern.
+
+        The format has no checksum, so a line lost or edited can still read as a valid table
+        (tiktoken accepts gaps in the ranks and tokens that no merge makes, and so does this);
+        pass ``expected_hash`` (the file's SHA-256, hex, as tiktoken's own loader takes it) to
+        refuse any other contents.  Bad lines, repeated tokens or ranks and missing single
+        bytes are always refused, naming the line."""
+        ranks = load_tiktoken_ranks(path, expected_hash)
         if name is None:
             name = os.path.basename(os.fspath(path)).rsplit(".", 1)[0]
         try:
             return cls._construct(ranks, pattern=pattern, special_tokens=special_tokens, name=name)
-        except ValueError as exc:  # (the file's table, or the arguments with it, cannot make a tokenizer)
-            if isinstance(exc, BPEError):
+        except ValueError as exc:  # the file's table cannot make a tokenizer (a bad argument is the caller's)
+            if isinstance(exc, BPEError) and not isinstance(exc, VocabularyError):
                 raise
             raise TokenizerFileError(path, f"the rank table read cannot make a tokenizer: {exc}") from None
 
@@ -481,7 +492,7 @@ class Tokenizer:
         if not isinstance(text, str):
             raise TypeError(_not_str(text))
         if not isinstance(limit, int) or limit < 0:
-            raise ValueError(f"limit must be an int >= 0, got {limit!r}")
+            raise ArgumentError(f"limit must be an int >= 0, got {limit!r}")
         n = self._count_plain(text, limit)
         return None if n < 0 else n
 
@@ -688,7 +699,7 @@ class Tokenizer:
         if not isinstance(text, str):
             raise TypeError(_not_str(text))
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 0:
-            raise ValueError(f"max_tokens must be an int >= 0, got {max_tokens!r}")
+            raise ArgumentError(f"max_tokens must be an int >= 0, got {max_tokens!r}")
         allowed, disallowed, _ = self._resolve_specials(allowed_special, disallowed_special)
         # the cut is found with the disallowed tokens as text; the prefix then raises as
         # encode would if it holds one
@@ -1452,7 +1463,7 @@ def _not_str(value: object) -> str:
 
 def _check_threads(num_threads: object) -> None:
     if not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1:
-        raise ValueError(f"num_threads must be an int >= 1, got {num_threads!r}")
+        raise ArgumentError(f"num_threads must be an int >= 1, got {num_threads!r}")
 
 
 def _check_texts(texts: Iterable[str]) -> list[str]:

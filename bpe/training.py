@@ -48,9 +48,9 @@ def count_pretokens(
     backend, named patterns or none); the result is the same as with one thread.
     """
     if normalization is not None and normalization not in NORMALIZATIONS:
-        raise ValueError(f"normalization must be one of {NORMALIZATIONS} or None, got {normalization!r}")
+        raise TrainingError(f"normalization must be one of {NORMALIZATIONS} or None, got {normalization!r}")
     if not isinstance(num_threads, int) or isinstance(num_threads, bool) or num_threads < 1:
-        raise ValueError(f"num_threads must be an int >= 1, got {num_threads!r}")
+        raise TrainingError(f"num_threads must be an int >= 1, got {num_threads!r}")
     name, source = patterns.resolve(pattern)
     scanned = source is None or name is not None
     compiled = None if scanned else patterns.compile_pattern(source)

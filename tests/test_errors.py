@@ -413,6 +413,21 @@ def test_from_tiktoken_duplicate_rank_names_the_line(tmp_path, backend):
     assert os.fspath(path) in str(info.value)
 
 
+def test_from_tiktoken_with_expected_hash_refuses_other_contents(tmp_path, backend):
+    """A line lost from a .tiktoken file still reads as a table (the format has no checksum
+    and tiktoken accepts gaps); the file's hash catches it."""
+    lines = [base64.b64encode(bytes([b])) + b" " + str(b).encode() for b in range(256)]
+    lines += [base64.b64encode(b"ab") + b" 256", base64.b64encode(b"abc") + b" 257"]
+    path = write_lines(tmp_path / "small.tiktoken", lines)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    tok = bpe.Tokenizer.from_tiktoken(path, pattern=None, expected_hash=digest.upper())
+    assert tok.encode("ab") == [256]
+    write_lines(path, lines[:-2] + lines[-1:])  # "ab" lost: it is now made of bytes
+    assert bpe.Tokenizer.from_tiktoken(path, pattern=None).encode("ab") == [97, 98]
+    with pytest.raises(bpe.TokenizerFileError, match=r"SHA-256 is [0-9a-f]{64}, not the expected"):
+        bpe.Tokenizer.from_tiktoken(path, pattern=None, expected_hash=digest)
+
+
 def test_absurdly_sparse_ids_are_refused_before_allocating(backend):
     ranks = {bytes([b]): b for b in range(256)}
     ranks[b"ab"] = 2_000_000_000  # a corrupted rank file would ask for gigabytes of tables
@@ -457,3 +472,68 @@ def test_merges_must_make_the_table(backend):
                         (merges + [first], "merges for"), ([(first[0], 300)] + merges[1:], "merge 0")):
         with pytest.raises(ValueError, match=phrase):
             bpe.Tokenizer(ranks, pattern=None, merges=bad)
+
+
+# ------------------------------------------------------------------ the error types
+
+
+def _ranks_with(extra):
+    ranks = byte_ranks()
+    ranks.update(extra)
+    return ranks
+
+
+# each call is bad input; its error must be a BPEError of this kind (and a ValueError, as
+# before these types existed, so that code catching ValueError keeps working)
+BAD_INPUT = {
+    "count_till_limit(limit=-1)": (lambda: bpe.get_encoding("r50k_base").count_till_limit("a", -1), bpe.ArgumentError),
+    "truncate(max_tokens=-2)": (lambda: bpe.get_encoding("r50k_base").truncate("a", -2), bpe.ArgumentError),
+    "encode_batch(num_threads=0)": (lambda: bpe.get_encoding("r50k_base").encode_batch(["a"], num_threads=0),
+                                    bpe.ArgumentError),
+    "Tokenizer(normalization='NFX')": (lambda: bpe.Tokenizer(byte_ranks(), pattern=None, normalization="NFX"),
+                                       bpe.ArgumentError),
+    "two tokens with one rank": (lambda: bpe.Tokenizer(_ranks_with({b"ab": 256, b"cd": 256}), pattern=None),
+                                 bpe.VocabularyError),
+    "a single byte missing": (lambda: bpe.Tokenizer({bytes([b]): b for b in range(255)}, pattern=None),
+                              bpe.VocabularyError),
+    "a special id that a token has": (lambda: bpe.Tokenizer(byte_ranks(), pattern=None, special_tokens={"<|x|>": 65}),
+                                      bpe.VocabularyError),
+    "a special id of 2**32": (lambda: bpe.Tokenizer(byte_ranks(), pattern=None, special_tokens={"<|x|>": 2 ** 32}),
+                              bpe.VocabularyError),
+    "ids too sparse": (lambda: bpe.Tokenizer(_ranks_with({b"ab": 10 ** 9}), pattern=None), bpe.VocabularyError),
+    "explicit_n_vocab wrong": (lambda: bpe.Tokenizer(byte_ranks(), pattern=None, explicit_n_vocab=300),
+                               bpe.VocabularyError),
+    "tiktoken's constructor, explicit_n_vocab wrong": (
+        lambda: bpe.Encoding("x", pat_str=r"\w+|\s+", mergeable_ranks=byte_ranks(), special_tokens={},
+                             explicit_n_vocab=300), bpe.VocabularyError),
+    "merges that do not make the table": (
+        lambda: bpe.Tokenizer(_ranks_with({b"ab": 256}), pattern=None, merges=[(98, 97)]), bpe.VocabularyError),
+    "train_from_counts, a negative count": (
+        lambda: bpe.Tokenizer.train_from_counts({b"ab": -1}, 300, pattern=None), bpe.TrainingError),
+    "train_from_counts, normalization='NFX'": (
+        lambda: bpe.Tokenizer.train_from_counts({b"ab": 1}, 300, pattern=None, normalization="NFX"), bpe.TrainingError),
+    "count_pretokens(num_threads=0)": (lambda: bpe.count_pretokens(["a b"], num_threads=0), bpe.TrainingError),
+    "count_pretokens(normalization='NFX')": (lambda: bpe.count_pretokens(["a b"], normalization="NFX"),
+                                             bpe.TrainingError),
+    "register_encoding over a bundled name": (
+        lambda: bpe.register_encoding("cl100k_base", lambda: {}), bpe.ArgumentError),
+}
+
+
+@pytest.mark.parametrize("call", sorted(BAD_INPUT))
+def test_bad_input_raises_a_bpe_error_that_is_a_value_error(backend, call):
+    run, kind = BAD_INPUT[call]
+    with pytest.raises(kind) as info:
+        run()
+    assert isinstance(info.value, bpe.BPEError) and isinstance(info.value, ValueError), type(info.value)
+    assert len(str(info.value)) > 20  # says what was wrong
+
+
+def test_every_error_type_is_exported_and_a_value_error():
+    from bpe import errors
+
+    kinds = [v for v in vars(errors).values() if isinstance(v, type) and issubclass(v, errors.BPEError)]
+    assert len(kinds) >= 10
+    for kind in kinds:
+        assert getattr(bpe, kind.__name__) is kind, kind
+        assert kind is errors.BPEError or issubclass(kind, ValueError), kind

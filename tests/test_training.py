@@ -163,7 +163,7 @@ def test_counting_agrees_across_backends_and_splitters():
 def test_train_from_counts_rejects_bad_tables(backend):
     with pytest.raises(TypeError, match="count_pretokens"):
         bpe.Tokenizer.train_from_counts({"str": 3}, 300)
-    with pytest.raises(TypeError, match="count_pretokens"):
+    with pytest.raises(bpe.TrainingError, match="count_pretokens"):
         bpe.Tokenizer.train_from_counts({b"ab": -1}, 300)
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import Optional
 
+from ..errors import VocabularyError
 from ..byte_unicode import byte_to_char, char_to_byte, from_display, to_display
 
 
@@ -52,7 +53,7 @@ class RankBPE:
                     f"mergeable_ranks must map bytes to non-negative int ranks; got {token!r}: {rank!r}"
                 )
         if len(set(self.ranks.values())) != len(self.ranks):
-            raise ValueError("two mergeable tokens have the same rank; every token needs its own rank (= id)")
+            raise VocabularyError("two mergeable tokens have the same rank; every token needs its own rank (= id)")
         if self.merges is not None:
             self._check_merges()
 
@@ -63,14 +64,14 @@ class RankBPE:
         by_rank = {rank: token for token, rank in self.ranks.items()}
         made = sorted(rank for token, rank in self.ranks.items() if len(token) > 1)
         if len(self.merges) != len(made):
-            raise ValueError(f"{len(self.merges)} merges for {len(made)} tokens over one byte: each such token "
+            raise VocabularyError(f"{len(self.merges)} merges for {len(made)} tokens over one byte: each such token "
                              "is made by one merge; pass the trainer's merges or none")
         for i, (pair, rank) in enumerate(zip(self.merges, made)):
             if not (isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(p, int) for p in pair)):
                 raise TypeError(f"merge {i} must be a pair of token ids, got {pair!r}")
             left, right = (by_rank.get(p) for p in pair)
             if left is None or right is None or max(pair) >= rank or left + right != by_rank[rank]:
-                raise ValueError(f"merge {i} {pair} does not make the token of rank {rank} "
+                raise VocabularyError(f"merge {i} {pair} does not make the token of rank {rank} "
                                  f"({by_rank[rank]!r}) from two tokens of lower rank")
 
 
