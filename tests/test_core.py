@@ -832,3 +832,67 @@ def test_texts_that_outgrow_the_first_id_buffer(backend, threads_for_any_batch):
     batch = enc.encode_with_offsets_batch([text, paragraph], allowed_special="all", num_threads=2)
     assert (batch[0].ids, batch[0].offsets) == (e.ids, e.offsets)
     assert enc._core.encode_pieces([paragraph] * 40) == enc._core.encode_pieces([paragraph]) * 40
+
+
+def test_a_long_encode_lets_other_threads_run(backend):
+    """The compiled core splits and merges without the GIL (the pure backend is plain
+    Python, which the interpreter switches out of): a thread that ticks every millisecond
+    keeps ticking while another thread encodes a long text."""
+    import time
+
+    enc = bpe.get_encoding("cl100k_base")
+    rng = random.Random(3)  # words that do not repeat, so that no cache shortens the call
+    letters = bytes((b" abcdefghijklmnopqrstuvwxyz" * 10)[:256])
+    size = 4_000_000 if backend == "cython" else 150_000
+    text = rng.randbytes(size).translate(letters).decode()
+    ticks = []
+    running = threading.Event()
+    stop = threading.Event()
+
+    def tick():
+        running.set()
+        while not stop.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+
+    ticker = threading.Thread(target=tick)
+    ticker.start()
+    running.wait()
+    start = time.perf_counter()
+    ids = enc.encode_ordinary(text)
+    end = time.perf_counter()
+    stop.set()
+    ticker.join()
+    during = [t for t in ticks if start < t < end]
+    assert ids and len(during) >= 5, (len(during), end - start)  # (a blocked ticker: 0 or 1)
+
+
+def test_ctrl_c_stops_a_loop_of_long_encodes(tmp_path):
+    """SIGINT raises KeyboardInterrupt as soon as the call running returns."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    if not hasattr(signal, "SIGINT") or sys.platform == "win32":
+        pytest.skip("POSIX signals")
+    script = ("import bpe, sys\n"
+              "enc = bpe.get_encoding('cl100k_base')\n"
+              "text = open(bpe.sample_path(), encoding='utf-8').read() * 20\n"
+              "print('ready', flush=True)\n"
+              "while True:\n"
+              "    enc.encode_ordinary(text)\n")
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env=dict(os.environ, PYTHONPATH=os.pathsep.join(p or os.getcwd() for p in sys.path)))
+    try:
+        assert child.stdout.readline().strip() == b"ready"
+        time.sleep(0.3)
+        sent = time.perf_counter()
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=60)
+        waited = time.perf_counter() - sent
+    finally:
+        child.kill()
+    assert b"KeyboardInterrupt" in err and child.returncode != 0, err[-500:]
+    assert waited < 30, waited
