@@ -218,8 +218,7 @@ class Tokenizer:
         (cut where no pre-token can span the cut), so a file never sits in memory whole."""
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
-        chunks = (chunk for path in paths for chunk in training.read_chunks(path))
-        return cls.train(chunks, vocab_size, pattern, special_tokens, min_frequency, **options)
+        return cls.train(training.FileChunks(paths), vocab_size, pattern, special_tokens, min_frequency, **options)
 
     def train_new(self, texts: Iterable[str], vocab_size: int, min_frequency: int = 2, **options) -> "Tokenizer":
         """A fresh vocabulary learned from ``texts`` with this tokenizer's split pattern,

@@ -11,6 +11,7 @@ vocabulary is counted as 256 byte tokens + learned tokens + special tokens.  Bui
 from __future__ import annotations
 
 import threading
+import time
 import unicodedata
 from collections import Counter
 from typing import Iterable, Iterator, Optional, Union
@@ -88,6 +89,8 @@ def count_pretokens(
     batch_chars = 0
     shown = Progress(progress)
     chars = n_texts = 0
+    sized = texts if isinstance(texts, FileChunks) else None  # files: bytes known, so an ETA
+    began = time.perf_counter()
     try:
         for index, text in enumerate(texts):
             if not isinstance(text, str):
@@ -118,7 +121,9 @@ def count_pretokens(
                 batch, batch_chars = [], 0
             chars += len(text)
             n_texts += 1
-            if progress and n_texts % 64 == 0:
+            if progress and sized is not None:
+                shown.update(_counting_line(sized.done, sized.total, time.perf_counter() - began))
+            elif progress and n_texts % 64 == 0:
                 shown.update(f"counting pre-tokens: {chars / 1e6:,.1f} M characters, {n_texts:,} texts")
         if batch:
             add(batch)
@@ -143,18 +148,55 @@ def count_pretokens(
     return out
 
 
-def read_chunks(path, chunk_chars: int = 1 << 20) -> Iterator[str]:
+class FileChunks:
+    """The text of UTF-8 files as ``read_chunks`` gives it, one file after another, knowing
+    how many bytes the files hold (``total``, from their sizes when iteration starts) and how
+    many have been read (``done``): progress lines show an ETA from the two."""
+
+    def __init__(self, paths: Iterable, chunk_chars: int = 1 << 20):
+        self.paths = list(paths)
+        self.chunk_chars = chunk_chars
+        self.total = 0
+        self.done = 0
+
+    def __iter__(self) -> Iterator[str]:
+        import os
+
+        self.total = sum(os.path.getsize(p) for p in self.paths if os.path.isfile(p))
+        self.done = 0
+        for path in self.paths:
+            base = self.done
+
+            def read(position: int, base: int = base) -> None:
+                self.done = base + position
+
+            yield from read_chunks(path, self.chunk_chars, on_read=read)
+
+
+def _counting_line(done: int, total: int, seconds: float) -> str:
+    """The progress line of counting ``done`` of ``total`` bytes in ``seconds``."""
+    line = f"counting pre-tokens: {bar(done, total)} bytes"
+    if 0 < done < total:
+        line += f", ETA {seconds * (total - done) / done:.0f} s"
+    return line
+
+
+def read_chunks(path, chunk_chars: int = 1 << 20, on_read=None) -> Iterator[str]:
     """Yield the text of a UTF-8 file in pieces of about ``chunk_chars`` characters.
 
     Pieces are cut only after a newline that follows a non-space character and comes before an
     ASCII letter: there every named pattern ends one pre-token and starts the next, so counting
     the pieces gives exactly the counts of the whole file.  (With a custom pattern or none, a
     cut can still split a pre-token; a file with no such place is read whole.)
+    ``on_read``, if given, is called with the number of bytes of the file read so far after
+    each block.
     """
     with open(path, encoding="utf-8") as f:
         carry = ""
         while True:
             block = f.read(chunk_chars)
+            if on_read is not None:
+                on_read(f.buffer.tell())
             if not block:
                 break
             text = carry + block

@@ -239,6 +239,36 @@ def test_progress_goes_to_stderr_only_when_asked(backend, capsys):
     assert "counted pre-tokens" in err and "learned merges" in err and "44/44" in err
 
 
+def test_counting_files_shows_bytes_read_and_an_eta(backend, tmp_path, monkeypatch, capsys):
+    """train_from_files knows how many bytes its files hold, so its counting line is a bar
+    over bytes with an ETA (texts from an iterable show characters and texts so far)."""
+    texts = [read_text("austen.txt"), read_text("mixed.txt") * 4]
+    paths = []
+    for i, text in enumerate(texts):
+        paths.append(tmp_path / f"{i}.txt")
+        paths[-1].write_text(text, encoding="utf-8")
+    chunks = training.FileChunks(paths, chunk_chars=3000)
+    seen = []
+    for chunk in chunks:
+        seen.append((chunk, chunks.done))
+    total = sum(len(t.encode()) for t in texts)
+    assert chunks.total == total and seen[-1][1] == total
+    assert [d for _, d in seen] == sorted(d for _, d in seen) and len(set(d for _, d in seen)) > 5
+    assert "".join(c for c, _ in seen) == "".join(texts)
+    assert training._counting_line(50, 200, 3.0) == f"counting pre-tokens: {bpe.progress.bar(50, 200)} bytes, ETA 9 s"
+    monkeypatch.setattr(bpe.progress.Progress, "__init__", _every_update(bpe.progress.Progress.__init__))
+    bpe.Tokenizer.train_from_files(paths, 300, progress=True)
+    err = capsys.readouterr().err
+    assert f"/{total:,} bytes, ETA " in err and f"] {total:,}/{total:,} bytes" in err, err[:500]
+    assert "counted pre-tokens" in err
+
+
+def _every_update(init):
+    def every(self, enabled=True, stream=None, interval=None):
+        init(self, enabled, stream, 0.0)  # no throttle: every update is written
+    return every
+
+
 def test_parallel_counting_gives_the_same_table(backend):
     paragraphs = (read_text("austen.txt") + read_text("mixed.txt")).split("\n") * 20
     one = bpe.count_pretokens(paragraphs, pattern="cl100k_base", special_tokens=["<|endoftext|>"])
