@@ -5,7 +5,9 @@
     python -m benchmarks --only throughput,short
 
 Sections: ``throughput`` (encode_ordinary MB/s per corpus group and encoding, one call per
-~8 KB document, single thread), ``short`` (per-call time on 20-200 byte texts), ``count``
+~8 KB document, single thread), ``regimes`` (the same with every encoder's caches cold,
+streamed through a whole corpus, and warm, against every exact peer, with the ratio to the
+fastest), ``short`` (per-call time on 20-200 byte texts), ``count``
 (count() vs len(encode_ordinary())), ``decode`` (decode MB/s against the peers that decode),
 ``worst`` (pathological inputs: 256 KB and 1 MB of one
 repeated character, spaces, digits, punctuation, an alternation, emoji), ``scripts`` (the
@@ -21,13 +23,17 @@ truncation, padding and offsets against HF's encode_batch and transformers) and 
 with the backtracking tables that the first piece over 256 bytes builds) and ``train``
 (training time, peak memory and compression against HF and SentencePiece;
 benchmarks/training.py) and ``stream`` (1 GiB of synthetic text streamed through training:
-memory stays at the size of the table of distinct pre-tokens).
+memory stays at the size of the table of distinct pre-tokens).  Only when named in --only:
+``callgrind`` (instructions per byte under valgrind, cold and warm; benchmarks/callgrind.py).
 
 Peers (each used only if installed): tiktoken, riptoken, bpe-openai, Hugging Face tokenizers
-(a byte-level BPE built from the same ranks).  All peers and bpe are timed in interleaved
-rounds and the median of the rounds is reported, so the ratios come from one run on one
-machine.  Every timed round of bpe starts with cold caches (``cold_start``): its piece and pair
-caches only help within the round's own text, as they would on text never seen before.  Every peer's ids are also compared with tiktoken's: a fast peer with wrong ids is
+(a byte-level BPE built from the same ranks), and, with the shared rank files, fastokens,
+gigatoken and quicktok (PyPI quicktok-v1), loaded from those files (see ``peers``).  All peers
+and bpe are timed in interleaved rounds and the median of the rounds is reported, so the
+ratios come from one run on one machine.  Every timed round starts with cold caches
+(``cold_start``): bpe's piece and pair caches, HF's word cache and the caches of fastokens and
+gigatoken (rebuilt) only help within the round's own text, as they would on text never seen
+before.  Every peer's ids are also compared with tiktoken's: a fast peer with wrong ids is
 flagged.  Corpora come from ``$BPE_SHARED_DATA/corpora`` (default ``../shared/data``); without
 them only the bundled sample is used.  Nothing here is a test: no assertion is made on time.
 """
@@ -85,46 +91,162 @@ def documents(files: list[str], limit_bytes: int, doc_chars: int = 8000) -> list
 
 # ------------------------------------------------------------------------------- peers
 
+def rank_file(name: str) -> Optional[str]:
+    """The shared ``<name>.tiktoken`` rank file, if the shared data has it."""
+    base = shared_data()
+    path = os.path.join(base, "tiktoken", f"{name}.tiktoken") if base else None
+    return path if path and os.path.isfile(path) else None
+
+
 @functools.lru_cache(maxsize=None)
 def peers(name: str, only: Optional[frozenset[str]] = None) -> dict[str, object]:
     """Encoders by label (``only``: just these peers, besides bpe); each has
-    encode_ordinary(str) -> list[int]."""
+    encode_ordinary(str) -> list[int].
+
+    With the shared rank file (``$BPE_SHARED_DATA/tiktoken/<name>.tiktoken``), tiktoken and
+    riptoken take their ranks from it (``tiktoken.load.load_tiktoken_bpe``), and so do the
+    peers that can only load a vocabulary from a file: fastokens (``Tokenizer.from_tiktoken``),
+    gigatoken (``Tokenizer.from_tiktoken`` with the encoding's pretokenizer named) and
+    quicktok (its own binary vocab files, written from those ranks by quicktok's importer
+    into a scratch folder).  Without the file, tiktoken and riptoken use bpe's bundled ranks
+    and the file-only peers are left out.  Nothing is downloaded.  Peers that have thread
+    pools run on one thread: fastokens with FASTOKENS_BPE_THREADS=1 (set here unless already
+    set), gigatoken with ``parallel=False`` (its serial path never touches its pool), quicktok
+    through its single-text call."""
     import bpe
 
     wanted = (lambda label: only is None or label in only)
     ours = bpe.get_encoding(name)
     out: dict[str, object] = {"bpe": ours}
+    path = rank_file(name)
+    ranks = ours.mergeable_ranks
     tk = None
-    try:
-        import tiktoken
+    if wanted("tiktoken") or wanted("riptoken"):
+        try:
+            import tiktoken
+            import tiktoken.load
 
-        tk = tiktoken.Encoding(name=name, pat_str=ours.pattern, mergeable_ranks=ours.mergeable_ranks,
-                               special_tokens=ours.special_tokens)
-        if wanted("tiktoken"):
-            out["tiktoken"] = tk
-    except ImportError:
-        pass
-    try:
-        import riptoken
+            if path:
+                ranks = tiktoken.load.load_tiktoken_bpe(path)
+            tk = tiktoken.Encoding(name=name, pat_str=ours.pattern, mergeable_ranks=ranks,
+                                   special_tokens=ours.special_tokens)
+            if wanted("tiktoken"):
+                out["tiktoken"] = tk
+        except ImportError:
+            pass
+    if tk is not None and wanted("riptoken"):
+        try:
+            import riptoken
 
-        if tk is not None and wanted("riptoken"):
-            out["riptoken"] = riptoken.Encoding(riptoken.CoreBPE(ours.mergeable_ranks, ours.special_tokens,
-                                                                 ours.pattern), tk)
-    except ImportError:
-        pass
-    try:
-        import bpe_openai
+            out["riptoken"] = riptoken.Encoding(riptoken.CoreBPE(ranks, ours.special_tokens, ours.pattern), tk)
+        except ImportError:
+            pass
+    if name in ("cl100k_base", "o200k_base") and wanted("bpe-openai"):
+        try:
+            import bpe_openai
 
-        if name in ("cl100k_base", "o200k_base") and wanted("bpe-openai"):
             out["bpe-openai"] = bpe_openai.get_encoding(name)
-    except ImportError:
-        pass
+        except ImportError:
+            pass
     if wanted("hf-tokenizers"):
         try:
             out["hf-tokenizers"] = _hf_from_ranks(ours)
         except ImportError:
             pass
+    if path and name in FILE_PEER_SCHEMES:
+        for label, load in (("fastokens", _FastokensPeer), ("gigatoken", _GigatokenPeer), ("quicktok", _quicktok)):
+            if wanted(label):
+                try:
+                    out[label] = load(name, path, ours)
+                except ImportError:
+                    pass
     return out
+
+
+# what each file-only peer needs to know besides the rank file: gigatoken's pretokenizer name,
+# quicktok's file stem and scanner (both name the hand-written split of that encoding's pattern)
+FILE_PEER_SCHEMES = {"o200k_base": {"gigatoken": "o200k", "quicktok": ("o200k", "o200k")},
+                     "cl100k_base": {"gigatoken": "gpt4", "quicktok": ("cl100k", "cl100k")}}
+
+
+class _FastokensPeer:
+    """fastokens (crusoecloud/fastokens), built from the rank file with the encoding's pattern
+    and special tokens.  It keeps caches across calls (a token cache per instance, and caches
+    per thread: token ids of recent pieces, the previous input's regex matches) and has no
+    call that empties them: :meth:`forget_caches` builds a new instance from the file."""
+
+    cold_by_rebuild = True  # cold_start builds a new instance
+
+    def __init__(self, name: str, path: str, ours) -> None:
+        os.environ.setdefault("FASTOKENS_BPE_THREADS", "1")  # read once, when its pool starts
+        import fastokens
+
+        self._build = lambda: fastokens.Tokenizer.from_tiktoken(path, pattern=ours.pattern,
+                                                                special_tokens=ours.special_tokens)
+        self._tok = self._build()
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        return self._tok.encode_ordinary(text).ids
+
+    def decode(self, ids: list[int]) -> str:
+        return self._tok.decode(ids)
+
+    def forget_caches(self) -> None:
+        self._tok = None  # the old instance (and its caches) goes first
+        self._tok = self._build()
+
+
+class _GigatokenPeer:
+    """gigatoken (marcelroed/gigatoken), built from the rank file with its hand-written
+    pretokenizer for the encoding and no special tokens: it always matches the special
+    tokens it knows inside the text, so without them it encodes them as plain text, as
+    encode_ordinary must.  Its pretoken caches (the main one and those of its pooled workers)
+    persist across calls and have no call that empties them: :meth:`forget_caches` builds a
+    new instance from the file.  ``parallel=False`` keeps each call on the calling thread."""
+
+    cold_by_rebuild = True  # cold_start builds a new instance
+
+    def __init__(self, name: str, path: str, ours) -> None:
+        import gigatoken
+
+        scheme = FILE_PEER_SCHEMES[name]["gigatoken"]
+        self._build = lambda: gigatoken.Tokenizer.from_tiktoken(path, pretokenizer=scheme, special_tokens={}).backend
+        self._tok = self._build()
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        return self._tok.encode_batch_list([text], parallel=False)[0]
+
+    def decode(self, ids: list[int]) -> str:
+        return self._tok.decode(ids).decode("utf-8", "replace")
+
+    def forget_caches(self) -> None:
+        self._tok = None
+        self._tok = self._build()
+
+
+def _quicktok(name: str, path: str, ours):
+    """quicktok (PyPI quicktok-v1, imported as ``quicktok``; the PyPI package named quicktok
+    is another project) from vocab files written from the rank file.  Its encoder keeps no
+    state between calls (it encodes over read-only tables), so it needs no cold start."""
+    import importlib.metadata
+    import tempfile
+
+    import tiktoken.load
+
+    try:
+        importlib.metadata.version("quicktok-v1")
+        import quicktok
+        from quicktok import _import_core
+    except (importlib.metadata.PackageNotFoundError, ImportError) as exc:
+        raise ImportError("quicktok-v1 is not installed") from exc
+    stem, scanner = FILE_PEER_SCHEMES[name]["quicktok"]
+    with tempfile.TemporaryDirectory() as folder:
+        # the same files quicktok.import_tokenizer writes: <stem>.vocab (ranks), <stem>.special,
+        # plus the package's Unicode class table for the scanner; loaded into memory here
+        _import_core.write_files(folder, stem, tiktoken.load.load_tiktoken_bpe(path), ours.special_tokens,
+                                 scanner, False)
+        _import_core.ensure_tables(folder, os.path.join(os.path.dirname(quicktok.__file__), "data"), scanner, False)
+        return quicktok.Tokenizer(name, folder)
 
 
 class _HFWrapper:
@@ -136,6 +258,12 @@ class _HFWrapper:
 
     def decode(self, ids: list[int]) -> str:
         return self._tok.decode(ids, skip_special_tokens=False)
+
+    def forget_caches(self) -> None:
+        """Empty the BPE model's word cache (kept across calls)."""
+        clear = getattr(self._tok.model, "_clear_cache", None)
+        if clear is not None:
+            clear()
 
 
 def hf_pre_tokenizer(pattern: str):
@@ -170,12 +298,31 @@ FAILED: dict[str, str] = {}
 
 def cold_start(encoder) -> Callable[[], None]:
     """What to run before each timed round of ``encoder`` so that it starts cold: bpe's
-    thread-local piece caches forget everything and its pair cache is emptied (the other
-    encoders keep no state between calls).  Hits then come only from repetition inside the
-    round's text."""
+    thread-local piece caches forget everything and its pair cache is emptied; HF tokenizers'
+    word cache is emptied; fastokens and gigatoken, which cannot empty theirs, are rebuilt
+    from the rank file (tiktoken, riptoken, bpe-openai and quicktok keep no state between
+    calls).  Hits then come only from repetition inside the round's text."""
     core = getattr(encoder, "_core", None)
-    forget = getattr(core, "_forget_cached_pieces", None)
+    forget = getattr(core, "_forget_cached_pieces", None) or getattr(encoder, "forget_caches", None)
     return forget if forget is not None else (lambda: None)
+
+
+def prime(encoder, docs: list[str]) -> None:
+    """Encode ``docs`` so that the encoder's one-time lazy set-up is done before anything is
+    timed.  bpe builds its pair signatures (and the backtracking tables they come from) only
+    once 20,000 pieces went through its merge loop (bpe/_signatures.pxi), which one pass over
+    a text with few pieces to merge may not reach: its passes repeat, caches emptied in
+    between, until they are built (at most 8 passes; nothing is encoded if they already are).
+    Any other encoder gets one pass."""
+    state = getattr(getattr(encoder, "_core", None), "_signatures_state", None)
+    for _ in range(8):
+        if state is not None and state() != "unbuilt":
+            return
+        for d in docs:
+            encoder.encode_ordinary(d)
+        if state is None:
+            return
+        cold_start(encoder)()
 
 
 def interleaved(fns: dict[str, Callable[[], object]], rounds: int,
@@ -198,8 +345,10 @@ def paired_ratio(times: dict[str, list[float]], a: str, b: str) -> str:
 
 
 def interleaved_times(fns: dict[str, Callable[[], object]], rounds: int,
-                      setup: Optional[dict[str, Callable[[], None]]] = None) -> dict[str, list[float]]:
-    """The seconds of every round per label (see :func:`interleaved`)."""
+                      setup: Optional[dict[str, Callable[[], None]]] = None,
+                      cpu: Optional[dict[str, list[float]]] = None) -> dict[str, list[float]]:
+    """The seconds of every round per label (see :func:`interleaved`); with ``cpu``, the
+    process's CPU seconds (all threads) of every round are appended to ``cpu[label]``."""
     times: dict[str, list[float]] = {k: [] for k in fns}
     for r in range(rounds):
         order = list(fns) if r % 2 == 0 else list(reversed(fns))
@@ -209,6 +358,7 @@ def interleaved_times(fns: dict[str, Callable[[], object]], rounds: int,
             if setup and label in setup:
                 setup[label]()
             gc.collect()
+            c = time.process_time()
             t = time.perf_counter()
             try:
                 fns[label]()
@@ -218,6 +368,8 @@ def interleaved_times(fns: dict[str, Callable[[], object]], rounds: int,
                 FAILED[label] = f"{type(exc).__name__}: {str(exc)[:60]}"
                 continue
             times[label].append(time.perf_counter() - t)
+            if cpu is not None:
+                cpu.setdefault(label, []).append(time.process_time() - c)
     return times
 
 
@@ -226,6 +378,23 @@ def check_ids(encoders: dict[str, object], docs: list[str]) -> dict[str, int]:
     ref = encoders.get("tiktoken", encoders["bpe"])
     want = [ref.encode_ordinary(d) for d in docs]
     return {label: sum(e.encode_ordinary(d) != w for d, w in zip(docs, want)) for label, e in encoders.items()}
+
+
+def exactness(encoders: dict[str, object], docs: list[str]) -> dict[str, str]:
+    """Per encoder, "" if its ids equal tiktoken's (bpe's, without tiktoken) on every document,
+    else what differs ("wrong ids (n docs)") or how it failed."""
+    ref = encoders.get("tiktoken", encoders["bpe"])
+    want = [ref.encode_ordinary(d) for d in docs]
+    out = {}
+    for label, e in encoders.items():
+        try:
+            n = sum(e.encode_ordinary(d) != w for d, w in zip(docs, want))
+            out[label] = f"wrong ids ({n} docs)" if n else ""
+        except (Exception, BaseException) as exc:  # noqa: B036 - pyo3 panics are BaseException
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            out[label] = f"fails ({type(exc).__name__})"
+    return out
 
 
 def table(header: list[str], rows: list[list[str]]) -> str:
@@ -259,6 +428,92 @@ def bench_throughput(args) -> None:
             rows.append(row)
         print(f"\n### {name}\n")
         print(table(["group", "input"] + list(encoders) + ["bpe / tiktoken", "bpe / fastest correct peer"], rows))
+
+
+def fresh_copies(docs: list[str]) -> list[str]:
+    """New str objects with the same text: nothing cached on the old ones (CPython keeps the
+    UTF-8 form of a non-ASCII str once an extension asked for it) carries over."""
+    return [d.encode("utf-8").decode("utf-8") for d in docs]
+
+
+def bench_regimes(args) -> None:
+    """bpe against every peer whose ids are exact, with the encoders' caches in three states,
+    per corpus group, one encode_ordinary call per ~8 KB document, single thread (MB/s).
+
+    * cold: before every round each encoder starts cold (:func:`cold_start`: caches emptied,
+      or fastokens and gigatoken rebuilt from the rank file), then encodes a short warm-up
+      string and gets fresh str objects (:func:`fresh_copies`).  One-time lazy set-up (bpe's
+      signatures, see :func:`prime`) is done before the first round.
+      A round is the documents of ``throughput``; hits come only from repetition inside them.
+    * streaming: one pass over the group's whole corpus files (in --quick, twice the cold
+      input), starting cold as above, caches persisting through the pass: what a process
+      that tokenizes a large corpus sees.  Fewer rounds (half, at least one).
+    * warm: the cold documents again, after an untimed pass over them: the same str objects,
+      caches persisting.
+
+    Every encoder's ids are compared with tiktoken's on the streaming text (the cold and warm
+    documents are its start) before anything is timed; one with other ids is reported as
+    such and not timed.  The encoders take turns in every round (:func:`interleaved_times`).
+    Cells: median MB/s (min-max over rounds).  bpe / fastest exact peer: speed ratio to the
+    peer with the best median, per round (:func:`paired_ratio`), median (min-max); above 1
+    means bpe is faster.  Below each table: CPU time over wall time of each encoder's timed
+    calls, the check that each ran on one thread (1.00)."""
+    print("\n## Regimes: cold, streaming and warm caches; one call per ~8 KB document, single thread "
+          "(MB/s, median (min-max))")
+    stream_limit = 2 * args.bytes_per_file if args.quick else 1 << 40
+    stream_rounds = max(1, args.rounds // 2)
+    for name in args.encodings:
+        encoders = peers(name)
+        rows, wall, cpu = [], {}, {}
+        for group, files in GROUPS.items():
+            FAILED.clear()
+            docs = documents(files, args.bytes_per_file)
+            stream = documents(files, stream_limit)
+            wrong = exactness(encoders, stream)  # also every encoder's first pass (lazy set-up)
+            timed = {k: e for k, e in encoders.items() if not wrong[k]}
+            prime(encoders["bpe"], stream)
+            texts: dict[str, list[str]] = {}
+            fns = {k: (lambda e=e, k=k: [e.encode_ordinary(d) for d in texts[k]]) for k, e in timed.items()}
+
+            def cold(label, encoder, source):
+                forget = cold_start(encoder)
+
+                def setup() -> None:
+                    texts[label] = []
+                    forget()
+                    encoder.encode_ordinary("warm up")
+                    texts[label] = fresh_copies(source)
+                return setup
+
+            times = {"cold": interleaved_times(fns, args.rounds, {k: cold(k, e, docs) for k, e in timed.items()}, cpu),
+                     "streaming": interleaved_times(fns, stream_rounds,
+                                                    {k: cold(k, e, stream) for k, e in timed.items()}, cpu)}
+            for k, e in timed.items():
+                texts[k] = docs
+                for d in docs:
+                    e.encode_ordinary(d)
+            times["warm"] = interleaved_times(fns, args.rounds, None, cpu)
+            for regime, source in (("cold", docs), ("streaming", stream), ("warm", docs)):
+                n_bytes = sum(len(d.encode("utf-8")) for d in source)
+                speeds = {k: sorted(n_bytes / t / 1e6 for t in v) for k, v in times[regime].items() if v}
+                for k, v in times[regime].items():
+                    wall[k] = wall.get(k, 0.0) + sum(v)
+                row = [group, regime, f"{n_bytes / 1e6:.2f}"]
+                for k in encoders:
+                    if k in speeds:
+                        v = speeds[k]
+                        row.append(f"{statistics.median(v):.1f} ({v[0]:.1f}-{v[-1]:.1f})")
+                    else:
+                        row.append(wrong[k] or f"fails ({FAILED.get(k, '?')})")
+                exact = {k: statistics.median(v) for k, v in speeds.items() if k != "bpe"}
+                best = max(exact, key=exact.get) if exact else None
+                row += [best or "-", paired_ratio(times[regime], "bpe", best) if best and "bpe" in speeds else "-"]
+                rows.append(row)
+        print(f"\n### {name}\n")
+        print(table(["group", "regime", "MB"] + list(encoders) + ["fastest exact peer", "bpe / fastest exact peer"],
+                    rows))
+        print("\nCPU time / wall time of the timed calls (1.00: one thread): "
+              + ", ".join(f"{k} {sum(cpu[k]) / wall[k]:.2f}" for k in encoders if wall.get(k)))
 
 
 def script_groups(limit_bytes: int) -> dict[str, list[str]]:
@@ -936,34 +1191,54 @@ def bench_stream(args) -> None:
     run(args)
 
 
-SECTIONS = {"throughput": bench_throughput, "scripts": bench_scripts, "split": bench_split, "short": bench_short,
-            "count": bench_count, "decode": bench_decode, "worst": bench_worst, "batch": bench_batch, "load": bench_load,
-            "hf": bench_hf, "offsets": bench_offsets, "calls": bench_calls, "train": bench_train,
-            "stream": bench_stream, "scaling": bench_scaling, "memory": bench_memory}
+def bench_callgrind(args) -> None:
+    """Instructions per byte under callgrind, cold and warm (benchmarks/callgrind.py): bpe
+    against the three fastest exact peers of callgrind.DEFAULT_PEERS, on the first
+    bytes_per_file of english.txt."""
+    from . import callgrind
+
+    callgrind.bench_callgrind(args.encodings, callgrind.DEFAULT_PEERS.split(","), args.bytes_per_file)
+
+
+SECTIONS = {"throughput": bench_throughput, "regimes": bench_regimes, "scripts": bench_scripts, "split": bench_split,
+            "short": bench_short, "count": bench_count, "decode": bench_decode, "worst": bench_worst,
+            "batch": bench_batch, "load": bench_load, "hf": bench_hf, "offsets": bench_offsets, "calls": bench_calls,
+            "train": bench_train, "stream": bench_stream, "scaling": bench_scaling, "memory": bench_memory,
+            "callgrind": bench_callgrind}
+# run only when named in --only: callgrind needs valgrind and takes minutes per encoder
+OPT_IN = {"callgrind"}
+# sections that time one thread only: run by themselves, any rayon pool a peer starts gets one thread
+SINGLE_THREAD = {"regimes", "callgrind"}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds and smaller inputs")
-    parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
+    parser.add_argument("--only", default=",".join(k for k in SECTIONS if k not in OPT_IN),
+                        help=f"comma-separated sections (default: all but {', '.join(sorted(OPT_IN))})")
     parser.add_argument("--encodings", default="cl100k_base,o200k_base")
     parser.add_argument("--rounds", type=int, default=None)
     args = parser.parse_args(argv)
     args.encodings = args.encodings.split(",")
     args.rounds = args.rounds or (3 if args.quick else 7)
     args.bytes_per_file = 200_000 if args.quick else 800_000
+    import importlib.metadata
+
     import bpe
 
+    sections = args.only.split(",")
+    if set(sections) <= SINGLE_THREAD:
+        os.environ.setdefault("RAYON_NUM_THREADS", "1")
     print(f"# bpe benchmarks: {time.strftime('%Y-%m-%d')}, {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, Python {platform.python_version()}, bpe {bpe.__version__} ({bpe.backend})")
     versions = []
-    for mod in ("tiktoken", "riptoken", "bpe_openai", "tokenizers"):
+    for dist in ("tiktoken", "riptoken", "bpe-openai", "tokenizers", "fastokens", "gigatoken", "quicktok-v1"):
         try:
-            versions.append(f"{mod} {__import__(mod).__version__}")
-        except ImportError:
-            versions.append(f"{mod} not installed")
+            versions.append(f"{dist} {importlib.metadata.version(dist)}")
+        except importlib.metadata.PackageNotFoundError:
+            versions.append(f"{dist} not installed")
     print("peers: " + ", ".join(versions))
     print(f"corpora: {shared_data() or 'bundled sample only'}")
-    for section in args.only.split(","):
+    for section in sections:
         SECTIONS[section](args)
     return 0

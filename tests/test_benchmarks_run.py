@@ -1,6 +1,7 @@
 """The benchmark suite stays runnable (a smoke run of a few small sections; no timing is judged)."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -20,7 +21,7 @@ def test_benchmark_suite_runs(tmp_path):
     run = ("import runpy, sys; sys.path[:0] = [%r]; sys.path.append(%r); "
            "runpy.run_module('benchmarks', run_name='__main__', alter_sys=True)" % (build, ROOT))
     env = dict(os.environ, BPE_SHARED_DATA=os.path.join(ROOT, "no-such-folder"))  # bundled sample only
-    out = subprocess.run([sys.executable, "-c", run, "--quick", "--rounds", "1", "--only", "short,count,decode,scripts,split,batch,memory",
+    out = subprocess.run([sys.executable, "-c", run, "--quick", "--rounds", "1", "--only", "short,count,decode,scripts,split,batch,memory,regimes",
                           "--encodings", "cl100k_base"], cwd=tmp_path, env=env, capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
@@ -30,6 +31,10 @@ def test_benchmark_suite_runs(tmp_path):
     assert "encode(text) with the default arguments" in out.stdout
     assert "(needs ../shared/data/corpora)" in out.stdout          # scripts: no corpora here
     assert "machine: sha256 2 threads / 1 thread" in out.stdout
+    # regimes: cold, streaming and warm rows per group, and the ratio to the fastest exact peer
+    # (or "-" when no peer is installed); the file-only peers need the shared rank files
+    assert "## Regimes" in out.stdout and "bpe / fastest exact peer" in out.stdout
+    assert re.search(r"\|\s+prose \|\s+streaming \|", out.stdout)
     if sys.platform.startswith("linux"):
         assert "## Memory" in out.stdout and "encode_with_offsets |" in out.stdout
     # the first line names the backend the run chose, from the same build as this process's
