@@ -38,7 +38,9 @@ def extensions():
     compile_args = ["-O0", "-g"] if DEBUG else ["-O3"]
     # release builds lose their debug info (Python's own flags add -g: 3 MB of it otherwise); the
     # symbol table stays, for profilers
-    link_args = ["-Wl,--strip-debug"] if not DEBUG and sys.platform.startswith("linux") else []
+    # release builds on Linux drop the symbol table too (the exported init functions stay in
+    # the dynamic symbols Python loads them by)
+    link_args = ["-Wl,--strip-all"] if not DEBUG and sys.platform.startswith("linux") else []
     if SANITIZE:  # (no word reads past a buffer's end there: the sanitizer would rightly flag them)
         compile_args = ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined",
                         "-fno-sanitize-recover=undefined"]
@@ -56,7 +58,7 @@ def _loud(reason: str) -> None:
     bar = "!" * 78
     sys.stderr.write(f"\n{bar}\nbpe: {reason}\nbpe: installing WITHOUT the compiled core: the pure-Python backend "
                      "works the same but is tens of times slower.\nbpe: to get the core, install a C compiler "
-                     "(and Cython >= 3) and reinstall; set BPE_PURE_PYTHON=1 to choose this on purpose.\n{bar}\n\n")
+                     f"(and Cython >= 3) and reinstall; set BPE_PURE_PYTHON=1 to choose this on purpose.\n{bar}\n\n")
 
 
 class BuildExtOrPure(build_ext):

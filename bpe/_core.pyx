@@ -181,6 +181,7 @@ cdef tuple _offsets_result(PyObject** id_objs, const tok_t* block, Py_ssize_t k)
 include "_token_table.pxi"   # token bytes <-> id: the TokenTable of _core.pxd
 include "_vocab_form.pxi"    # a tokenizer.json vocabulary and merge list read into a table
 include "_id_buffer.pxi"     # the growable array the encoding loops write ids into
+include "_str_utf8.pxi"      # the UTF-8 bytes of a str, converted word by word
 include "_offsets.pxi"       # character offsets and word ids of encoded tokens
 include "_specials.pxi"      # finding special-token text in UTF-8
 include "_backtrack.pxi"     # the backtracking encoder, for pieces over 256 bytes
@@ -929,18 +930,20 @@ cdef class Encoder:
         ``DisallowedSpecialTokenError`` (checked before encoding)."""
         self._check_ready()
         cdef int pid = PATTERN_IDS[pattern] if pattern is not None else PAT_NONE
-        cdef Py_ssize_t n, k
-        cdef const uint8_t* p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
+        cdef Py_ssize_t k
         cdef const SpecialSet* a = &allowed.s if allowed is not None else NULL
         cdef const SpecialSet* d = &disallowed.s if disallowed is not None else NULL
-        if n == 0:
+        if len(text) == 0:
             return b"" if packed else []
+        cdef Utf8 u
         cdef IdBuffer out
-        if idb_init(&out, n) < 0:
+        utf8_get(text, &u)
+        if idb_init(&out, u.n) < 0:
+            utf8_release(&u)
             raise MemoryError()
         try:
             with nogil:
-                k = self._encode_split(pid, p, n, &out, not packed, a, d, NULL)
+                k = self._encode_split(pid, u.p, u.n, &out, not packed, a, d, NULL)
             if k == FOUND_DISALLOWED:
                 _raise_disallowed([text], disallowed)
             _check_status(k)
@@ -949,6 +952,7 @@ cdef class Encoder:
             return _id_list(self.id_objs, out.ids, k)
         finally:
             idb_free(&out)
+            utf8_release(&u)
 
     cdef Py_ssize_t _encode_offsets(self, int pid, const uint8_t* p, Py_ssize_t n, const SpecialSet* allowed,
                                     const SpecialSet* disallowed, tok_t** result) noexcept nogil:
@@ -997,7 +1001,6 @@ cdef class Encoder:
         self._check_ready()
         cdef int pid = PATTERN_IDS[pattern] if pattern is not None else PAT_NONE
         cdef Py_ssize_t n, k, status = 0
-        cdef const uint8_t* p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
         cdef const SpecialSet* a = &allowed.s if allowed is not None else NULL
         cdef const SpecialSet* d = &disallowed.s if disallowed is not None else NULL
         cdef Words words
@@ -1005,12 +1008,19 @@ cdef class Encoder:
         cdef bytes block
         cdef uint32_t* dst
         cdef IdBuffer out
+        cdef Utf8 u
+        utf8_get(text, &u)
+        cdef const uint8_t* p = u.p
+        n = u.n
         if n >= <Py_ssize_t>0xFFFFFFFF:
+            utf8_release(&u)
             _check_status(TEXT_TOO_LONG)
         if idb_init(&out, n) < 0:
+            utf8_release(&u)
             raise MemoryError()
         if words_alloc(&words, n) < 0:
             idb_free(&out)
+            utf8_release(&u)
             raise MemoryError()
         try:
             with nogil:
@@ -1029,6 +1039,7 @@ cdef class Encoder:
         finally:
             words_free(&words)
             idb_free(&out)
+            utf8_release(&u)
 
     def batch(self, list texts, str pattern, Specials allowed=None, Specials disallowed=None,
               bint offsets=False):
@@ -1048,11 +1059,15 @@ cdef class Encoder:
         cdef Py_ssize_t n, i = 0, k = 0, m = 0, cap = 256, c, count, size
         cdef Py_ssize_t bounds[SCAN_AHEAD + 1]
         cdef uint64_t hashes[SCAN_AHEAD]
-        cdef const uint8_t* p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
+        cdef Utf8 u
+        utf8_get(text, &u)
+        cdef const uint8_t* p = u.p
+        n = u.n
         cdef tok_t* scratch = <tok_t*>malloc(cap * sizeof(tok_t))
         cdef void* grown
         cdef Local loc
         if scratch == NULL:
+            utf8_release(&u)
             raise MemoryError()
         try:
             with nogil:
@@ -1085,6 +1100,7 @@ cdef class Encoder:
             return k
         finally:
             free(scratch)
+            utf8_release(&u)
 
     def encode_pieces(self, list pieces):
         """Encode each pre-token ``str``; raises ``UnicodeEncodeError`` on lone surrogates."""
@@ -1396,9 +1412,10 @@ cdef class Batch:
     first text that holds one.  It does not split work inside one text."""
 
     cdef Encoder enc
-    cdef list texts             # kept alive: ptrs point into their cached UTF-8 forms
+    cdef list texts             # kept alive: ptrs of ASCII texts point into them
     cdef list out
     cdef const uint8_t** ptrs
+    cdef uint8_t** owned        # the UTF-8 buffers converted for the texts (utf8_get), freed here
     cdef Py_ssize_t* lens
     cdef Py_ssize_t n
     cdef Py_ssize_t next        # the next text to claim (claimed with bpe_claim)
@@ -1435,12 +1452,17 @@ cdef class Batch:
         self.handed = <tok_t**>calloc(self.n + 1, sizeof(tok_t*))
         self.handed_len = <Py_ssize_t*>calloc(self.n + 1, sizeof(Py_ssize_t))
         self.ready = <int*>calloc(self.n + 1, sizeof(int))
+        self.owned = <uint8_t**>calloc(self.n + 1, sizeof(uint8_t*))
         self.cursor = 0
-        if self.ptrs == NULL or self.lens == NULL or self.handed == NULL or self.handed_len == NULL or self.ready == NULL:
+        if (self.ptrs == NULL or self.lens == NULL or self.handed == NULL or self.handed_len == NULL
+                or self.ready == NULL or self.owned == NULL):
             raise MemoryError()
+        cdef Utf8 u
         for t in range(self.n):
-            self.ptrs[t] = <const uint8_t*>PyUnicode_AsUTF8AndSize(<str?>self.texts[t], &size)
-            self.lens[t] = size
+            utf8_get(<str?>self.texts[t], &u)
+            self.ptrs[t] = u.p
+            self.lens[t] = u.n
+            self.owned[t] = u.owned
         self.out = [None] * self.n
 
     def __dealloc__(self):
@@ -1448,6 +1470,10 @@ cdef class Batch:
         if self.handed != NULL:
             for t in range(self.n):
                 free(self.handed[t])
+        if self.owned != NULL:
+            for t in range(self.n):
+                free(self.owned[t])
+        free(self.owned)
         free(self.handed)
         free(self.handed_len)
         free(self.ready)

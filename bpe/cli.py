@@ -56,6 +56,8 @@ def _input_text(args: argparse.Namespace) -> str:
     standard input."""
     if args.text and args.files:
         raise CLIError("give the text as arguments or with -f FILE, not both")
+    if args.text == ["-"]:
+        return _read_file("-", args.errors)
     if args.text:
         return " ".join(args.text)
     if args.files:
@@ -150,7 +152,7 @@ def _parse_ids(words: Sequence[str]) -> list[int]:
 
 def _cmd_decode(args: argparse.Namespace) -> int:
     tok = _tokenizer(args)
-    ids = _parse_ids(args.ids if args.ids else [_read_file("-", "strict")])
+    ids = _parse_ids(args.ids if args.ids and args.ids != ["-"] else [_read_file("-", "strict")])
     try:
         data = tok.decode_bytes(ids)
     except KeyError as exc:
@@ -177,6 +179,10 @@ def _shown(tok, ids: list[int], display: bool) -> list[str]:
 _COLOURS = ["\x1b[48;5;153m", "\x1b[48;5;223m", "\x1b[48;5;194m", "\x1b[48;5;225m", "\x1b[48;5;230m"]
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
 def _cmd_tokens(args: argparse.Namespace) -> int:
     tok = _tokenizer(args)
     text = _input_text(args)
@@ -191,8 +197,8 @@ def _cmd_tokens(args: argparse.Namespace) -> int:
         else:
             parts.append(f"[{label}]")
     sys.stdout.write("".join(parts) + "\n")
-    print(f"{len(ids):,} tokens, {len(text):,} characters, {len(text.encode('utf-8', 'surrogatepass')):,} bytes",
-          file=sys.stderr)
+    n_bytes = len(text.encode("utf-8", "surrogatepass"))
+    print(f"{_count(len(ids), 'token')}, {_count(len(text), 'character')}, {_count(n_bytes, 'byte')}", file=sys.stderr)
     return 0
 
 
@@ -362,10 +368,14 @@ def _cmd_train(args: argparse.Namespace) -> int:
         if not os.path.isfile(path) or not os.access(path, os.R_OK):
             raise CLIError(f"cannot read {path}: not a readable file")
     start = time.perf_counter()
-    tok = bpe.Tokenizer.train_from_files(
-        args.paths, args.vocab_size, pattern=None if args.pattern == "none" else args.pattern,
-        special_tokens=specials, min_frequency=args.min_frequency, tie_break=args.tie_break,
-        name=os.path.splitext(os.path.basename(args.out))[0], progress=not args.quiet)
+    try:
+        tok = bpe.Tokenizer.train_from_files(
+            args.paths, args.vocab_size, pattern=None if args.pattern == "none" else args.pattern,
+            special_tokens=specials, min_frequency=args.min_frequency, errors=args.errors, tie_break=args.tie_break,
+            name=os.path.splitext(os.path.basename(args.out))[0], progress=not args.quiet)
+    except bpe.TrainingError as exc:
+        # the file reader names the Python argument; on the command line the flag does that job
+        raise CLIError(str(exc).replace("errors='replace'", "--errors replace")) from None
     tok.save(args.out)
     curve = tok.training_curve
     if not args.quiet:
@@ -429,7 +439,7 @@ def _model_options(p: argparse.ArgumentParser) -> None:
 
 
 def _text_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("text", nargs="*", help="the text (words are joined by spaces); none: read -f files or stdin")
+    p.add_argument("text", nargs="*", help="the text (words are joined by spaces); none or '-': read -f files or stdin")
     p.add_argument("-f", "--file", dest="files", action="append", metavar="FILE", help="read text from FILE ('-': stdin)")
     p.add_argument("--errors", choices=["strict", "replace"], default="strict",
                    help="input that is not UTF-8: an error (default) or U+FFFD")
@@ -446,13 +456,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"bpe {__version__}")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", required=True)
+    # --debug is taken after the command as well (SUPPRESS: absent there, the top level's value stays)
+    debug = argparse.ArgumentParser(add_help=False)
+    debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the traceback of an error")
 
-    p = sub.add_parser("demo", help="train on the bundled sample and compare with o200k_base/cl100k_base")
+    p = sub.add_parser("demo", parents=[debug], help="train on the bundled sample and compare with o200k_base/cl100k_base")
     p.add_argument("--vocab-size", type=int, default=2048)
     p.add_argument("--pattern", default="o200k_base")
     p.set_defaults(func=_cmd_demo)
 
-    p = sub.add_parser("encode", help="the ids of a text")
+    p = sub.add_parser("encode", parents=[debug], help="the ids of a text")
     _model_options(p)
     _text_options(p)
     out = p.add_mutually_exclusive_group()
@@ -461,15 +474,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--display", action="store_true", help="with --lines: vocabulary strings (GPT-2's Ġ for a space)")
     p.set_defaults(func=_cmd_encode)
 
-    p = sub.add_parser("decode", help="the text of ids (as `bpe encode` prints them; none: read stdin)")
+    p = sub.add_parser("decode", parents=[debug], help="the text of ids (as `bpe encode` prints them; none: read stdin)")
     _model_options(p)
-    p.add_argument("ids", nargs="*")
+    p.add_argument("ids", nargs="*", help="the ids; none or '-': read stdin")
     p.add_argument("--errors", choices=["strict", "replace"], default="replace",
                    help="bytes that are not UTF-8 in the output: U+FFFD (default) or an error")
     p.add_argument("-n", "--no-newline", action="store_true", help="no newline after the text")
     p.set_defaults(func=_cmd_decode)
 
-    p = sub.add_parser("tokens", help="the text split into tokens (coloured in a terminal, else [brackets])")
+    p = sub.add_parser("tokens", parents=[debug], help="the text split into tokens (coloured in a terminal, else [brackets])")
     _model_options(p)
     _text_options(p)
     p.add_argument("--ids", action="store_true", help="each token's id after it")
@@ -477,7 +490,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plain", action="store_true", help="brackets even in a terminal (also: NO_COLOR=1)")
     p.set_defaults(func=_cmd_tokens)
 
-    p = sub.add_parser("compare", help="tokens, bytes and characters per token of files in several tokenizers")
+    p = sub.add_parser("compare", parents=[debug], help="tokens, bytes and characters per token of files in several tokenizers")
     p.add_argument("paths", nargs="+", metavar="FILE")
     p.add_argument("--encodings", default="o200k_base,cl100k_base,r50k_base",
                    help="comma-separated encoding names or model paths (default: o200k_base,cl100k_base,r50k_base)")
@@ -487,13 +500,13 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--csv", action="store_true")
     p.set_defaults(func=_cmd_compare)
 
-    p = sub.add_parser("inspect", help="what a tokenizer holds; --token ID: one token and its merge tree")
+    p = sub.add_parser("inspect", parents=[debug], help="what a tokenizer holds; --token ID: one token and its merge tree")
     p.add_argument("path", nargs="?", metavar="MODEL", help="a model file (or use --encoding / --model)")
     _model_options(p)
     p.add_argument("--token", type=int, metavar="ID")
     p.set_defaults(func=_cmd_inspect)
 
-    p = sub.add_parser("curve", help="bytes per token against vocabulary size, from one training run per file")
+    p = sub.add_parser("curve", parents=[debug], help="bytes per token against vocabulary size, from one training run per file")
     p.add_argument("paths", nargs="+", metavar="FILE")
     p.add_argument("--max-vocab", type=int, default=4096)
     p.add_argument("--pattern", default="o200k_base", help="a pattern name, 'none', or a regex")
@@ -502,7 +515,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="PNG", help="also write the figure (needs matplotlib: the cybpe[plot] extra)")
     p.set_defaults(func=_cmd_curve)
 
-    p = sub.add_parser("train", help="train a tokenizer on UTF-8 text files and save it")
+    p = sub.add_parser("train", parents=[debug], help="train a tokenizer on UTF-8 text files and save it")
     p.add_argument("paths", nargs="+", metavar="FILE")
     p.add_argument("--vocab-size", type=int, required=True)
     p.add_argument("--out", "-o", required=True)
@@ -511,6 +524,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-frequency", type=int, default=2)
     p.add_argument("--tie-break", choices=["ids", "hf"], default="ids",
                    help="merge ties: smaller ids (default) or Hugging Face's order")
+    p.add_argument("--errors", choices=["strict", "replace"], default="strict",
+                   help="bytes that are not UTF-8: an error naming the file and byte (default) or U+FFFD")
     p.add_argument("--quiet", action="store_true", help="no progress and no summary on stderr")
     p.set_defaults(func=_cmd_train)
     return parser

@@ -212,13 +212,19 @@ class Tokenizer:
         pattern: Union[str, None, object] = "o200k_base",
         special_tokens: Iterable[str] = (),
         min_frequency: int = 2,
+        errors: str = "strict",
         **options,
     ) -> "Tokenizer":
-        """:meth:`train` on UTF-8 text files, read in chunks of about a million characters
-        (cut where no pre-token can span the cut), so a file never sits in memory whole."""
+        """:meth:`train` on UTF-8 text files, read in chunks of about a million bytes (cut
+        where no pre-token can span the cut), so a file never sits in memory whole.  A file
+        that is not UTF-8 raises ``TrainingError`` with its name and the bad byte's offset;
+        ``errors="replace"`` reads such bytes as U+FFFD instead."""
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
-        return cls.train(training.FileChunks(paths), vocab_size, pattern, special_tokens, min_frequency, **options)
+        if errors not in ("strict", "replace"):
+            raise TrainingError(f"errors={errors!r}: pass 'strict' (the default) or 'replace'")
+        return cls.train(training.FileChunks(paths, errors=errors), vocab_size, pattern, special_tokens,
+                         min_frequency, **options)
 
     def train_new(self, texts: Iterable[str], vocab_size: int, min_frequency: int = 2, **options) -> "Tokenizer":
         """A fresh vocabulary learned from ``texts`` with this tokenizer's split pattern,

@@ -10,6 +10,8 @@ vocabulary is counted as 256 byte tokens + learned tokens + special tokens.  Bui
 
 from __future__ import annotations
 
+import codecs
+import os
 import threading
 import time
 import unicodedata
@@ -151,17 +153,17 @@ def count_pretokens(
 class FileChunks:
     """The text of UTF-8 files as ``read_chunks`` gives it, one file after another, knowing
     how many bytes the files hold (``total``, from their sizes when iteration starts) and how
-    many have been read (``done``): progress lines show an ETA from the two."""
+    many have been read (``done``): progress lines show an ETA from the two.  ``errors`` as
+    in ``read_chunks``."""
 
-    def __init__(self, paths: Iterable, chunk_chars: int = 1 << 20):
+    def __init__(self, paths: Iterable, chunk_chars: int = 1 << 20, errors: str = "strict"):
         self.paths = list(paths)
         self.chunk_chars = chunk_chars
+        self.errors = errors
         self.total = 0
         self.done = 0
 
     def __iter__(self) -> Iterator[str]:
-        import os
-
         self.total = sum(os.path.getsize(p) for p in self.paths if os.path.isfile(p))
         self.done = 0
         for path in self.paths:
@@ -170,7 +172,7 @@ class FileChunks:
             def read(position: int, base: int = base) -> None:
                 self.done = base + position
 
-            yield from read_chunks(path, self.chunk_chars, on_read=read)
+            yield from read_chunks(path, self.chunk_chars, on_read=read, errors=self.errors)
 
 
 def _counting_line(done: int, total: int, seconds: float) -> str:
@@ -181,7 +183,7 @@ def _counting_line(done: int, total: int, seconds: float) -> str:
     return line
 
 
-def read_chunks(path, chunk_chars: int = 1 << 20, on_read=None) -> Iterator[str]:
+def read_chunks(path, chunk_chars: int = 1 << 20, on_read=None, errors: str = "strict") -> Iterator[str]:
     """Yield the text of a UTF-8 file in pieces of about ``chunk_chars`` characters.
 
     Pieces are cut only after a newline that follows a non-space character and comes before an
@@ -189,15 +191,27 @@ def read_chunks(path, chunk_chars: int = 1 << 20, on_read=None) -> Iterator[str]
     the pieces gives exactly the counts of the whole file.  (With a custom pattern or none, a
     cut can still split a pre-token; a file with no such place is read whole.)
     ``on_read``, if given, is called with the number of bytes of the file read so far after
-    each block.
+    each block.  Bytes that are not UTF-8 raise ``TrainingError`` naming the file and the
+    byte's offset in it (``errors="replace"``: they become U+FFFD).
     """
-    with open(path, encoding="utf-8") as f:
+    decoder = codecs.getincrementaldecoder("utf-8")(errors)
+    position = 0
+    with open(path, "rb") as f:
         carry = ""
         while True:
-            block = f.read(chunk_chars)
+            data = f.read(chunk_chars)
+            pending = len(decoder.getstate()[0])
+            try:
+                block = decoder.decode(data, final=not data)
+            except UnicodeDecodeError as exc:
+                at = position - pending + exc.start
+                raise TrainingError(
+                    f"{os.fspath(path)} is not valid UTF-8 at byte {at:,} ({exc.object[exc.start:exc.start + 4]!r}); "
+                    "fix the file or read it with errors='replace' (bad bytes become U+FFFD)") from None
+            position += len(data)
             if on_read is not None:
-                on_read(f.buffer.tell())
-            if not block:
+                on_read(position)
+            if not data:
                 break
             text = carry + block
             cut = _last_safe_cut(text)

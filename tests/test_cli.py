@@ -178,6 +178,41 @@ def test_debug_shows_the_traceback_and_bad_usage_exits_2():
     assert code == 2 and "usage:" in err
 
 
+def test_debug_after_the_command_shows_the_traceback_too():
+    code, _, err = bpe_cli("encode", "-e", "nope", "x", "--debug")
+    assert code != 0 and "Traceback" in err and "UnknownEncodingError" in err
+
+
+def test_a_dash_reads_standard_input():
+    code, out, _ = bpe_cli("encode", "-", stdin=b"hello world")
+    assert code == 0 and out.split() == [str(i) for i in O200K.encode("hello world")]
+    code, out, _ = bpe_cli("decode", "-", stdin=out.encode())
+    assert code == 0 and out == "hello world\n"
+
+
+def test_tokens_summary_counts_in_words():
+    code, _, err = bpe_cli("tokens", "a")
+    assert code == 0 and err == "1 token, 1 character, 1 byte\n"
+    code, _, err = bpe_cli("tokens", "héllo wörld")
+    n = len(O200K.encode("héllo wörld"))
+    assert err == f"{n} tokens, 11 characters, 13 bytes\n"
+
+
+def test_train_names_the_file_and_byte_that_is_not_utf8(tmp_path):
+    good = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "austen.txt"), "rb").read()
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(good + b"caf\xe9 ok\n")
+    code, out, err = bpe_cli("train", bad, "--vocab-size", "300", "-o", tmp_path / "t.bpe", "--quiet")
+    assert code == 1 and not (tmp_path / "t.bpe").exists()
+    assert err == (f"bpe: error: {bad} is not valid UTF-8 at byte {len(good) + 3:,} (b'\\xe9 ok'); fix the file "
+                   "or read it with --errors replace (bad bytes become U+FFFD)\n"), err
+    code, out, err = bpe_cli("train", bad, "--vocab-size", "300", "-o", tmp_path / "t.bpe", "--quiet",
+                             "--errors", "replace")
+    assert code == 0 and (tmp_path / "t.bpe").exists()
+    assert "\ufffd" in bpe.Tokenizer.load(tmp_path / "t.bpe").decode(
+        bpe.Tokenizer.load(tmp_path / "t.bpe").encode("caf\ufffd"))
+
+
 def test_errors_replace_reads_bad_utf8():
     code, out, _ = bpe_cli("encode", "--errors", "replace", stdin=b"ab\xffcd")
     assert code == 0 and out.split() == [str(i) for i in O200K.encode("ab\ufffdcd")]

@@ -896,3 +896,46 @@ def test_ctrl_c_stops_a_loop_of_long_encodes(tmp_path):
         child.kill()
     assert b"KeyboardInterrupt" in err and child.returncode != 0, err[-500:]
     assert waited < 30, waited
+
+
+def _text_of_kind(rng, widest, n_chars):
+    """Text whose widest code point is ``widest``: ASCII runs of 0..40 characters (so that
+    the 16-unit blocks of bpe/_str_utf8.h start everywhere) between wider characters."""
+    wide = [c for c in ("é", "ÿ", "ß", "Ω", "中", "\uffef", "😀", "\U0010fffd") if ord(c) <= ord(widest)]
+    words = []
+    size = 0
+    while size < n_chars:
+        run = "".join(rng.choice("abc XYZ.\n'") for _ in range(rng.randrange(41)))
+        words.append(run + rng.choice(wide))
+        size += len(words[-1])
+    return "".join(words) + widest
+
+
+@pytest.mark.parametrize("widest", ["ÿ", "\uffef", "\U0010fffd"])
+def test_every_str_kind_encodes_as_its_utf8_bytes(backend, widest):
+    """A str of 1-, 2- or 4-byte characters is converted to UTF-8 by the core itself
+    (bpe/_str_utf8.h: ASCII runs 16 units at a time, the buffer sized for the worst case up
+    to 2**20 characters and measured first above that): every call gives tiktoken's ids, and
+    a lone surrogate still goes through CPython's conversion (repaired as tiktoken does)."""
+    oracle = tiktoken_encoding("o200k_base")
+    enc = bpe.get_encoding("o200k_base")
+    rng = random.Random(ord(widest))
+    texts = [_text_of_kind(rng, widest, n) for n in (1, 15, 16, 17, 33, 300, 5_000)]
+    texts += [widest * n for n in (1, 8, 16, 17)]
+    for text in texts:
+        want = oracle.encode_ordinary(text)
+        assert enc.encode_ordinary(text) == want
+        assert enc.encode(text) == want
+        assert enc.count(text) == len(want)
+        assert enc.encode_with_offsets(text).ids == want
+        assert enc.decode(want) == text
+    assert enc.encode_ordinary_batch(texts, num_threads=2) == [oracle.encode_ordinary(t) for t in texts]
+    for text in (texts[3][:9] + "\ud800" + texts[3][9:], "\udfff" + widest):
+        assert enc.encode_ordinary(text) == oracle.encode_ordinary(text)
+        assert enc.encode_ordinary_batch([text, widest]) == [oracle.encode_ordinary(text), oracle.encode_ordinary(widest)]
+    if backend == "cython":
+        # over 2**20 characters the UTF-8 size is counted first (and the conversion runs
+        # without the GIL); a surrogate at the very end must still be found
+        big = _text_of_kind(rng, widest, (1 << 20) + 100)
+        assert enc.encode_ordinary(big) == oracle.encode_ordinary(big)
+        assert enc.encode_ordinary(big + "\udc00") == oracle.encode_ordinary(big + "\udc00")

@@ -277,3 +277,25 @@ def test_parallel_counting_gives_the_same_table(backend):
                                    num_threads=threads) == one
     with pytest.raises(ValueError, match="num_threads"):
         bpe.count_pretokens(paragraphs, num_threads=0)
+
+
+def test_read_chunks_names_the_offset_of_a_bad_byte_across_blocks(tmp_path):
+    """Files are decoded block by block; a character cut by a block's end is carried over,
+    and a byte that is not UTF-8 is reported at its offset in the file, whatever the block."""
+    text = "héllo wörld 中文 😀\nAnd more\n" * 40
+    path = tmp_path / "t.txt"
+    path.write_bytes(text.encode())
+    for size in (1, 2, 3, 7, 64):
+        assert "".join(training.read_chunks(path, size)) == text
+    data = text.encode()
+    for at in (0, 1, 5, len(data) // 2, len(data) - 1):
+        broken = data[:at] + b"\xff" + data[at:]
+        path.write_bytes(broken)
+        for size in (1, 3, 7, 4096):
+            with pytest.raises(bpe.TrainingError, match=f"t.txt is not valid UTF-8 at byte {at:,} "):
+                list(training.read_chunks(path, size))
+        assert "".join(training.read_chunks(path, 5, errors="replace")) == broken.decode("utf-8", "replace")
+    path.write_bytes(data + "😀".encode()[:3])  # ends inside a character
+    for size in (1, 3, 4096):
+        with pytest.raises(bpe.TrainingError, match=f"at byte {len(data):,} "):
+            list(training.read_chunks(path, size))

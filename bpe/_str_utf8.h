@@ -1,0 +1,209 @@
+/* The UTF-8 form of a str's code points, written into a buffer the compiled core owns.
+
+   CPython's own conversion (PyUnicode_AsUTF8AndSize) goes one code point at a time and
+   keeps its result attached to the str for the str's lifetime: a text of mostly ASCII with
+   one curly quote costs about 11 instructions per byte to convert, and a large text stays
+   twice in memory after it is encoded.  Here runs of ASCII are moved a machine word at a
+   time, the exact size is counted first (no over-allocation), and the buffer is freed when
+   the call ends.  Only canonical (compact) strs of 1-, 2- or 4-byte kind are read; a lone
+   surrogate is refused (the caller then takes CPython's path, which raises as before).
+   Nothing here calls Python; the functions run without the GIL. */
+#ifndef BPE_STR_UTF8_H
+#define BPE_STR_UTF8_H
+
+#include <stdint.h>
+#include <string.h>
+#include <Python.h>
+
+#define BPE_UTF8_SURROGATE ((Py_ssize_t)-1)
+
+#if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
+#  include <emmintrin.h>
+#  define BPE_UTF8_SSE2 1
+#endif
+
+/* the scalar rules, for what the vector loops leave (and for machines without SSE2) */
+static inline Py_ssize_t bpe_utf8_unit_size(uint32_t c) {
+    return 1 + (c >= 0x80) + (c >= 0x800) + (c >= 0x10000);
+}
+static inline int bpe_utf8_is_surrogate(uint32_t c) {
+    return (c & 0xFFFFF800u) == 0xD800;
+}
+static inline uint8_t* bpe_utf8_put(uint8_t* out, uint32_t c) {
+    if (c < 0x80) {
+        *out++ = (uint8_t)c;
+    } else if (c < 0x800) {
+        *out++ = (uint8_t)(0xC0 | (c >> 6));
+        *out++ = (uint8_t)(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+        *out++ = (uint8_t)(0xE0 | (c >> 12));
+        *out++ = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
+        *out++ = (uint8_t)(0x80 | (c & 0x3F));
+    } else {
+        *out++ = (uint8_t)(0xF0 | (c >> 18));
+        *out++ = (uint8_t)(0x80 | ((c >> 12) & 0x3F));
+        *out++ = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
+        *out++ = (uint8_t)(0x80 | (c & 0x3F));
+    }
+    return out;
+}
+
+/* bytes the UTF-8 form of n code units of the given kind takes, or BPE_UTF8_SURROGATE */
+static Py_ssize_t bpe_utf8_size(int kind, const void* data, Py_ssize_t n) {
+    Py_ssize_t size = n, i = 0;
+    if (kind == 1) {
+        const uint8_t* s = (const uint8_t*)data;
+#ifdef BPE_UTF8_SSE2
+        /* each byte >= 0x80 takes two: count the high bits 16 at a time */
+        for (; i + 16 <= n; i += 16) {
+            int m = _mm_movemask_epi8(_mm_loadu_si128((const __m128i*)(s + i)));
+            while (m) {
+                size++;
+                m &= m - 1;
+            }
+        }
+#endif
+        for (; i < n; i++)
+            size += s[i] >> 7;
+        return size;
+    }
+    if (kind == 2) {
+        const uint16_t* s = (const uint16_t*)data;
+#ifdef BPE_UTF8_SSE2
+        /* per lane: +1 from 0x80, +1 more from 0x800 (saturating subtraction leaves a lane
+           nonzero exactly when it is above the bound); the lane counters are summed before
+           they can overflow */
+        const __m128i below80 = _mm_set1_epi16(0x7F), below800 = _mm_set1_epi16(0x7FF);
+        const __m128i zero = _mm_setzero_si128();
+        const __m128i sur_mask = _mm_set1_epi16((short)0xF800), sur = _mm_set1_epi16((short)0xD800);
+        __m128i acc = zero, bad = zero;
+        Py_ssize_t run = 0;
+        uint16_t lanes[8];
+        int k;
+        for (; i + 8 <= n; i += 8) {
+            __m128i v = _mm_loadu_si128((const __m128i*)(s + i));
+            /* cmpeq(sat_sub, 0) is -1 for lanes at or below the bound: add 1 + (-1) or 1 + 0 */
+            acc = _mm_add_epi16(acc, _mm_add_epi16(_mm_set1_epi16(2),
+                  _mm_add_epi16(_mm_cmpeq_epi16(_mm_subs_epu16(v, below80), zero),
+                                _mm_cmpeq_epi16(_mm_subs_epu16(v, below800), zero))));
+            bad = _mm_or_si128(bad, _mm_cmpeq_epi16(_mm_and_si128(v, sur_mask), sur));
+            if (++run == 16384) {
+                _mm_storeu_si128((__m128i*)lanes, acc);
+                for (k = 0; k < 8; k++)
+                    size += lanes[k];
+                acc = zero;
+                run = 0;
+            }
+        }
+        _mm_storeu_si128((__m128i*)lanes, acc);
+        for (k = 0; k < 8; k++)
+            size += lanes[k];
+        if (_mm_movemask_epi8(bad))
+            return BPE_UTF8_SURROGATE;
+#endif
+        for (; i < n; i++) {
+            if (bpe_utf8_is_surrogate(s[i]))
+                return BPE_UTF8_SURROGATE;
+            size += bpe_utf8_unit_size(s[i]) - 1;
+        }
+        return size;
+    }
+    {
+        const uint32_t* s = (const uint32_t*)data;
+        for (; i < n; i++) {
+            if (bpe_utf8_is_surrogate(s[i]))
+                return BPE_UTF8_SURROGATE;
+            size += bpe_utf8_unit_size(s[i]) - 1;
+        }
+        return size;
+    }
+}
+
+/* write the UTF-8 form of n code units to out, which has room for bpe_utf8_size bytes (or
+   more); return the end of what was written, or NULL at a lone surrogate.  Runs of ASCII
+   move 16 at a time. */
+static uint8_t* bpe_utf8_write(int kind, const void* data, Py_ssize_t n, uint8_t* out) {
+    Py_ssize_t i = 0;
+    if (kind == 1) {
+        const uint8_t* s = (const uint8_t*)data;
+        while (i < n) {
+#ifdef BPE_UTF8_SSE2
+            if (i + 16 <= n) {
+                __m128i v = _mm_loadu_si128((const __m128i*)(s + i));
+                if (!_mm_movemask_epi8(v)) {
+                    _mm_storeu_si128((__m128i*)out, v);
+                    out += 16;
+                    i += 16;
+                    continue;
+                }
+            }
+#else
+            uint64_t w;
+            if (i + 8 <= n) {
+                memcpy(&w, s + i, 8);
+                if (!(w & 0x8080808080808080ULL)) {
+                    memcpy(out, &w, 8);
+                    out += 8;
+                    i += 8;
+                    continue;
+                }
+            }
+#endif
+            out = bpe_utf8_put(out, s[i++]);
+        }
+        return out;
+    }
+    if (kind == 2) {
+        const uint16_t* s = (const uint16_t*)data;
+#ifdef BPE_UTF8_SSE2
+        const __m128i high = _mm_set1_epi16((short)0xFF80);
+#endif
+        while (i < n) {
+#ifdef BPE_UTF8_SSE2
+            if (i + 16 <= n) {
+                /* sixteen ASCII code units narrow to sixteen bytes */
+                __m128i v = _mm_loadu_si128((const __m128i*)(s + i));
+                __m128i w = _mm_loadu_si128((const __m128i*)(s + i + 8));
+                if (_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(_mm_or_si128(v, w), high),
+                                                      _mm_setzero_si128())) == 0xFFFF) {
+                    _mm_storeu_si128((__m128i*)out, _mm_packus_epi16(v, w));
+                    out += 16;
+                    i += 16;
+                    continue;
+                }
+            }
+#else
+            uint64_t w;
+            if (i + 4 <= n) {
+                /* four code units in one word: all ASCII when no 16-bit lane has a bit
+                   above 0x7F (each lane is masked alike whatever the byte order) */
+                memcpy(&w, s + i, 8);
+                if (!(w & 0xFF80FF80FF80FF80ULL)) {
+                    out[0] = (uint8_t)s[i];
+                    out[1] = (uint8_t)s[i + 1];
+                    out[2] = (uint8_t)s[i + 2];
+                    out[3] = (uint8_t)s[i + 3];
+                    out += 4;
+                    i += 4;
+                    continue;
+                }
+            }
+#endif
+            if (bpe_utf8_is_surrogate(s[i]))
+                return NULL;
+            out = bpe_utf8_put(out, s[i++]);
+        }
+        return out;
+    }
+    {
+        const uint32_t* s = (const uint32_t*)data;
+        for (; i < n; i++) {
+            if (bpe_utf8_is_surrogate(s[i]))
+                return NULL;
+            out = bpe_utf8_put(out, s[i]);
+        }
+        return out;
+    }
+}
+
+#endif /* BPE_STR_UTF8_H */
