@@ -134,7 +134,11 @@ def count_pretokens(
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
-    shown.close(f"counted pre-tokens: {chars / 1e6:,.1f} M characters, {n_texts:,} texts")
+    if sized is not None:
+        files = len(sized.paths)
+        shown.close(f"counted pre-tokens: {sized.done:,} bytes in {files:,} file{'' if files == 1 else 's'}")
+    else:
+        shown.close(f"counted pre-tokens: {chars / 1e6:,.1f} M characters, {n_texts:,} texts")
     if fast:
         out: Counter = Counter()
         for counter in counters:

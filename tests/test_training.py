@@ -260,7 +260,7 @@ def test_counting_files_shows_bytes_read_and_an_eta(backend, tmp_path, monkeypat
     bpe.Tokenizer.train_from_files(paths, 300, progress=True)
     err = capsys.readouterr().err
     assert f"/{total:,} bytes, ETA " in err and f"] {total:,}/{total:,} bytes" in err, err[:500]
-    assert "counted pre-tokens" in err
+    assert f"counted pre-tokens: {total:,} bytes in 2 files" in err
 
 
 def _every_update(init):
