@@ -36,10 +36,9 @@ def extensions():
     from Cython.Build import cythonize
 
     compile_args = ["-O0", "-g"] if DEBUG else ["-O3"]
-    # release builds lose their debug info (Python's own flags add -g: 3 MB of it otherwise); the
-    # symbol table stays, for profilers
-    # release builds on Linux drop the symbol table too (the exported init functions stay in
-    # the dynamic symbols Python loads them by)
+    # release builds on Linux lose their debug info (Python's own flags add -g: 3 MB of it
+    # otherwise) and their symbol table (the exported init functions stay in the dynamic
+    # symbols Python loads them by); profile a build made with BPE_DEBUG_BUILD=1
     link_args = ["-Wl,--strip-all"] if not DEBUG and sys.platform.startswith("linux") else []
     if SANITIZE:  # (no word reads past a buffer's end there: the sanitizer would rightly flag them)
         compile_args = ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined",

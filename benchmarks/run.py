@@ -1106,7 +1106,6 @@ text = open(sys.argv[2], encoding="utf-8").read()
 text = text * max(1, int(sys.argv[3]) // len(text.encode()))
 call, budget = sys.argv[4], int(sys.argv[5])
 enc.encode_ordinary(text[:1000])  # tables built, small caches warm
-enc._core.count_text(text, None, 0)  # Python's cached UTF-8 form of a non-ASCII str: the input's
 if budget:
     resource.setrlimit(resource.RLIMIT_AS, (status("VmSize") + budget, resource.RLIM_INFINITY))
 with open("/proc/self/clear_refs", "w") as f:
@@ -1138,8 +1137,9 @@ def bench_memory(args) -> None:
     fresh processes (Linux).  Resident: the peak resident size, reset just before the call,
     minus the resident size then.  Address space: the least that the call needs, found by
     bisection with a limit on the address space (RLIMIT_AS) set to what the process has
-    plus a budget.  The text is built first, and so is the UTF-8 form that Python keeps with a
-    non-ASCII str (the input's).  Memory reserved but never written is not resident, so the
+    plus a budget.  The text is built first, as a fresh str: a non-ASCII one is converted to
+    UTF-8 inside the call, into a buffer freed after it (the str keeps no copy), and that
+    buffer counts.  Memory reserved but never written is not resident, so the
     address space is what counts where memory is not overcommitted: 32-bit platforms, a
     ulimit, Windows' commit charge.  The output is the list (8 bytes per id; the int objects
     are shared) or the array (4 bytes per id), plus 12 bytes per id of offsets."""
@@ -1155,8 +1155,9 @@ def bench_memory(args) -> None:
         files = [(os.path.join(data, "corpora", "english.txt"), "English"),
                  (os.path.join(data, "corpora", "multilingual.txt"), "multilingual")]
     else:
-        files = [(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bpe", "data",
-                               "sample.txt"), "bundled sample")]
+        from bpe.registry import sample_path
+
+        files = [(sample_path(), "bundled sample")]
     size = 1_000_000 if args.quick else 32_000_000
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p or os.getcwd() for p in sys.path))
 
