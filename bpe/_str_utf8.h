@@ -138,6 +138,11 @@ static uint8_t* bpe_utf8_write(int kind, const void* data, Py_ssize_t n, uint8_t
                     i += 16;
                     continue;
                 }
+                /* not all ASCII: these 16 one by one (text dense in other characters
+                   would otherwise pay the test for every character) */
+                for (Py_ssize_t end = i + 16; i < end; i++)
+                    out = bpe_utf8_put(out, s[i]);
+                continue;
             }
 #else
             uint64_t w;
@@ -173,6 +178,13 @@ static uint8_t* bpe_utf8_write(int kind, const void* data, Py_ssize_t n, uint8_t
                     i += 16;
                     continue;
                 }
+                /* not all ASCII: these 16 one by one */
+                for (Py_ssize_t end = i + 16; i < end; i++) {
+                    if (bpe_utf8_is_surrogate(s[i]))
+                        return NULL;
+                    out = bpe_utf8_put(out, s[i]);
+                }
+                continue;
             }
 #else
             uint64_t w;
