@@ -981,6 +981,7 @@ cdef class Encoder:
                 k = OUT_OF_MEMORY
             else:
                 out.ids = <tok_t*>grown
+                out.cap = 4 * k + 1
                 block = out.ids
                 status = char_offsets(&self.tb.table, p, n, block, k, &words, <uint32_t*>(block + k),
                                       <uint32_t*>(block + 2 * k), <uint32_t*>(block + 3 * k))

@@ -19,7 +19,8 @@
 
 #define BPE_UTF8_SURROGATE ((Py_ssize_t)-1)
 
-#if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
+/* BPE_NO_SIMD (the sanitizer build) compiles the portable word-at-a-time loops instead */
+#if !defined(BPE_NO_SIMD) && (defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2))
 #  include <emmintrin.h>
 #  define BPE_UTF8_SSE2 1
 #endif
@@ -154,6 +155,10 @@ static uint8_t* bpe_utf8_write(int kind, const void* data, Py_ssize_t n, uint8_t
                     i += 8;
                     continue;
                 }
+                /* not all ASCII: these 8 one by one */
+                for (Py_ssize_t end = i + 8; i < end; i++)
+                    out = bpe_utf8_put(out, s[i]);
+                continue;
             }
 #endif
             out = bpe_utf8_put(out, s[i++]);
@@ -201,6 +206,13 @@ static uint8_t* bpe_utf8_write(int kind, const void* data, Py_ssize_t n, uint8_t
                     i += 4;
                     continue;
                 }
+                /* not all ASCII: these 4 one by one */
+                for (Py_ssize_t end = i + 4; i < end; i++) {
+                    if (bpe_utf8_is_surrogate(s[i]))
+                        return NULL;
+                    out = bpe_utf8_put(out, s[i]);
+                }
+                continue;
             }
 #endif
             if (bpe_utf8_is_surrogate(s[i]))

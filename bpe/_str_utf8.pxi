@@ -55,11 +55,11 @@ cdef int utf8_get(str text, Utf8* u) except -1:
         u.owned = <uint8_t*>malloc(size + 1)
         if u.owned == NULL:
             raise MemoryError()
-        if length >= UTF8_NOGIL_CHARS:
+        if length < UTF8_NOGIL_CHARS:
+            end = bpe_utf8_write(kind, data, length, u.owned)
+        else:
             with nogil:
                 end = bpe_utf8_write(kind, data, length, u.owned)
-        else:
-            end = bpe_utf8_write(kind, data, length, u.owned)
     if end == NULL:
         # a lone surrogate: CPython's conversion raises UnicodeEncodeError
         free(u.owned)

@@ -46,9 +46,12 @@ def _read_file(path: str, errors: str) -> str:
     try:
         return data.decode("utf-8", errors)
     except UnicodeDecodeError as exc:
-        name = "standard input" if path == "-" else path
-        raise CLIError(f"{name} is not valid UTF-8 at byte {exc.start:,} ({data[exc.start:exc.start + 4]!r}); "
-                       "pass --errors replace to read it anyway (bad bytes become U+FFFD)") from None
+        raise CLIError(_not_utf8("standard input" if path == "-" else path, exc.start,
+                                 data[exc.start:exc.start + 4], "pass --errors replace to read it anyway")) from None
+
+
+def _not_utf8(name: str, offset: int, sample: bytes, fix: str) -> str:
+    return f"{name} is not valid UTF-8 at byte {offset:,} ({sample!r}); {fix} (bad bytes become U+FFFD)"
 
 
 def _input_text(args: argparse.Namespace) -> str:
@@ -354,6 +357,7 @@ def _cmd_curve(args: argparse.Namespace) -> int:
 
 def _cmd_train(args: argparse.Namespace) -> int:
     import bpe
+    from .errors import TrainingInputNotUTF8Error
 
     specials = list(dict.fromkeys(args.special or ()))
     if args.vocab_size < 256 + len(specials):
@@ -373,9 +377,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
             args.paths, args.vocab_size, pattern=None if args.pattern == "none" else args.pattern,
             special_tokens=specials, min_frequency=args.min_frequency, errors=args.errors, tie_break=args.tie_break,
             name=os.path.splitext(os.path.basename(args.out))[0], progress=not args.quiet)
-    except bpe.TrainingError as exc:
-        # the file reader names the Python argument; on the command line the flag does that job
-        raise CLIError(str(exc).replace("errors='replace'", "--errors replace")) from None
+    except TrainingInputNotUTF8Error as exc:
+        raise CLIError(_not_utf8(exc.path, exc.offset, exc.sample,
+                                 "fix the file or read it with --errors replace")) from None
     tok.save(args.out)
     curve = tok.training_curve
     if not args.quiet:

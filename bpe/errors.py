@@ -38,6 +38,17 @@ class TrainingError(BPEError, ValueError):
     """Training arguments or input cannot produce a tokenizer."""
 
 
+class TrainingInputNotUTF8Error(TrainingError):
+    """A training file holds bytes that are not UTF-8.  ``path`` names the file, ``offset`` is
+    the first bad byte's offset in it and ``sample`` the (up to four) bytes from there, so that
+    a front end can word the fix in its own terms (the command line names ``--errors``)."""
+
+    def __init__(self, path: str, offset: int, sample: bytes):
+        self.path, self.offset, self.sample = path, offset, sample
+        super().__init__(f"{path} is not valid UTF-8 at byte {offset:,} ({sample!r}); fix the file or read it "
+                         "with errors='replace' (bad bytes become U+FFFD)")
+
+
 class UnknownEncodingError(BPEError, ValueError):
     """``get_encoding`` was asked for an encoding that is neither bundled nor registered."""
 

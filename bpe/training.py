@@ -24,7 +24,7 @@ from . import _backend, _reference, _reference_scan, special
 from .pre_tokenizers import patterns
 from .io.native import NORMALIZATIONS
 from .progress import Progress, bar
-from .errors import TrainingError
+from .errors import TrainingError, TrainingInputNotUTF8Error
 
 
 def repair_surrogates(text: str) -> str:
@@ -195,7 +195,8 @@ def read_chunks(path, chunk_chars: int = 1 << 20, on_read=None, errors: str = "s
     the pieces gives exactly the counts of the whole file.  (With a custom pattern or none, a
     cut can still split a pre-token; a file with no such place is read whole.)
     ``on_read``, if given, is called with the number of bytes of the file read so far after
-    each block.  Bytes that are not UTF-8 raise ``TrainingError`` naming the file and the
+    each block.  Bytes that are not UTF-8 raise ``TrainingInputNotUTF8Error`` (a
+    ``TrainingError``) naming the file and the
     byte's offset in it (``errors="replace"``: they become U+FFFD).
     """
     decoder = codecs.getincrementaldecoder("utf-8")(errors)
@@ -209,9 +210,8 @@ def read_chunks(path, chunk_chars: int = 1 << 20, on_read=None, errors: str = "s
                 block = decoder.decode(data, final=not data)
             except UnicodeDecodeError as exc:
                 at = position - pending + exc.start
-                raise TrainingError(
-                    f"{os.fspath(path)} is not valid UTF-8 at byte {at:,} ({exc.object[exc.start:exc.start + 4]!r}); "
-                    "fix the file or read it with errors='replace' (bad bytes become U+FFFD)") from None
+                f.seek(at)
+                raise TrainingInputNotUTF8Error(os.fspath(path), at, f.read(4)) from None
             position += len(data)
             if on_read is not None:
                 on_read(position)

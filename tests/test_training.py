@@ -292,8 +292,9 @@ def test_read_chunks_names_the_offset_of_a_bad_byte_across_blocks(tmp_path):
         broken = data[:at] + b"\xff" + data[at:]
         path.write_bytes(broken)
         for size in (1, 3, 7, 4096):
-            with pytest.raises(bpe.TrainingError, match=f"t.txt is not valid UTF-8 at byte {at:,} "):
+            with pytest.raises(bpe.TrainingError, match=f"t.txt is not valid UTF-8 at byte {at:,} ") as info:
                 list(training.read_chunks(path, size))
+            assert (info.value.path, info.value.offset, info.value.sample) == (str(path), at, broken[at:at + 4])
         assert "".join(training.read_chunks(path, 5, errors="replace")) == broken.decode("utf-8", "replace")
     path.write_bytes(data + "😀".encode()[:3])  # ends inside a character
     for size in (1, 3, 4096):
