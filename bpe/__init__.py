@@ -23,6 +23,7 @@ from .errors import (
     PatternError,
     TokenizerFileError,
     TrainingError,
+    TrainingInputNotUTF8Error,
     UnknownEncodingError,
     VocabularyError,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "TokenizerFileError",
     "Tokenizer",
     "TrainingError",
+    "TrainingInputNotUTF8Error",
     "UnknownEncodingError",
     "VocabularyError",
     "backend",

@@ -296,37 +296,50 @@ cdef inline tok_t _first_rank(const Tables* tb, const uint8_t* p, const int32_t*
     return _merged_rank(&tb.table, p, off[i], off[i + 2], tok[i], tok[i + 1], limit, loc)
 
 
+cdef enum:
+    # _bpe_short's keys are rank << SHORT_SHIFT | index in 31 bits, so the linear scan takes
+    # ranks below SHORT_RANK_LIMIT (every real vocabulary; a bigger one uses the heap)
+    SHORT_SHIFT = 5                       # LINEAR_MAX <= 32 indices
+    SHORT_RANK_LIMIT = 1 << (31 - SHORT_SHIFT)
+    SHORT_NONE = 0x7FFFFFFF               # no merge (above every key)
+
+
+cdef inline int32_t _short_key(tok_t rank, Py_ssize_t i) noexcept nogil:
+    return SHORT_NONE if rank == NO_RANK else <int32_t>((rank << SHORT_SHIFT) | i)
+
+
 cdef Py_ssize_t _bpe_short(const Tables* tb, const uint8_t* p, Py_ssize_t n, const int32_t* off,
                            tok_t limit, Local* loc, tok_t* out) noexcept nogil:
     # Linear scan (n <= LINEAR_MAX units; unit i is p[off[i]:off[i+1]] with id out[i] on
-    # entry).  Parts stay at the index of their first unit, linked by nxt/prv; key[i] = (rank
-    # of part i merged with the next part) << 32 | i, with NO_RANK for "no merge" (and for
-    # indices that no longer start a part), so one branch-free minimum over the n keys finds
-    # the lowest rank, leftmost among equals, and no array is ever shifted.
+    # entry; every rank below SHORT_RANK_LIMIT).  Parts stay at the index of their first unit,
+    # linked by nxt/prv; key[i] = (rank of part i merged with the next part) << SHORT_SHIFT |
+    # i, SHORT_NONE for "no merge" (and for indices that no longer start a part), so one
+    # branch-free minimum over the n keys finds the lowest rank, leftmost among equals, and no
+    # array is ever shifted.  The keys are 32-bit so that the minimum runs four to a vector.
     cdef const TokenTable* t = &tb.table
-    cdef uint64_t key[LINEAR_MAX]
+    cdef int32_t key[LINEAR_MAX]
     cdef int32_t nxt[LINEAR_MAX]
     cdef int32_t prv[LINEAR_MAX]
-    cdef uint64_t best, none = <uint64_t>NO_RANK << 32
+    cdef int32_t best
     cdef Py_ssize_t i, k = 0
     cdef int32_t a, c, z
     for i in range(n):
         nxt[i] = <int32_t>(i + 1)
         prv[i] = <int32_t>(i - 1)
     for i in range(n - 1):
-        key[i] = (<uint64_t>_first_rank(tb, p, off, out, i, limit, loc) << 32) | <uint64_t>i
-    key[n - 1] = none | <uint64_t>(n - 1)
+        key[i] = _short_key(_first_rank(tb, p, off, out, i, limit, loc), i)
+    key[n - 1] = SHORT_NONE
     while True:
         best = key[0]
         for i in range(1, n):
             best = key[i] if key[i] < best else best
-        if best >= none:
+        if best == SHORT_NONE:
             break
         # part a absorbs the part after it
-        a = <int32_t>(best & <uint64_t>0xFFFFFFFFU)
+        a = best & ((1 << SHORT_SHIFT) - 1)
         c = nxt[nxt[a]]
-        key[nxt[a]] = none
-        out[a] = <tok_t>(best >> 32)
+        key[nxt[a]] = SHORT_NONE
+        out[a] = <tok_t>(best >> SHORT_SHIFT)
         nxt[a] = c
         z = prv[a]
         if loc.pairs != NULL:
@@ -338,11 +351,11 @@ cdef Py_ssize_t _bpe_short(const Tables* tb, const uint8_t* p, Py_ssize_t n, con
                 bpe_prefetch(bpe_pair_slot(loc.pairs, (<uint64_t><uint32_t>out[z] << 32) | <uint32_t>out[a]))
         if c < n:
             prv[c] = a
-            key[a] = (<uint64_t>_merged_rank(t, p, off[a], off[nxt[c]], out[a], out[c], limit, loc) << 32) | <uint64_t>a
+            key[a] = _short_key(_merged_rank(t, p, off[a], off[nxt[c]], out[a], out[c], limit, loc), a)
         else:
-            key[a] = none
+            key[a] = SHORT_NONE
         if z >= 0:
-            key[z] = (<uint64_t>_merged_rank(t, p, off[z], off[c], out[z], out[a], limit, loc) << 32) | <uint64_t>z
+            key[z] = _short_key(_merged_rank(t, p, off[z], off[c], out[z], out[a], limit, loc), z)
     # gather the parts' ids to the front (in place: a part's index is never below its rank)
     i = 0
     while i < n:
@@ -525,7 +538,7 @@ cdef Py_ssize_t _merge_loop(Tables* tb, const uint8_t* p, Py_ssize_t n, tok_t li
         if off == NULL:
             return OUT_OF_MEMORY
     m = cu_units(&tb.cu if units else NULL, &tb.table, tb.byte_rank, p, n, off, out)
-    if m <= LINEAR_MAX:
+    if m <= LINEAR_MAX and tb.table.n_ids <= SHORT_RANK_LIMIT:
         k = _bpe_short(tb, p, m, off, limit, loc, out)
     else:
         k = _bpe_long(tb, p, m, off, limit, loc, out)
@@ -680,14 +693,17 @@ cdef inline Py_ssize_t _scan_ahead(const TokenTable* t, const Local* loc, int pi
     bounds[0] = i
     while c < SCAN_AHEAD and i < n:
         j = scan_piece(pid, p, n, i)
-        if j - i >= 0x7FFFFFFF:
-            return PIECE_TOO_LONG
         if j - i > 1:
             hashes[c] = hash_bytes(p + i, j - i)
             _prefetch_lookup(t, loc, hashes[c])
         c += 1
         bounds[c] = j
         i = j
+    if i - bounds[0] >= 0x7FFFFFFF:
+        # only a batch this long can hold a piece too long for 32-bit unit offsets
+        for j in range(c):
+            if bounds[j + 1] - bounds[j] >= 0x7FFFFFFF:
+                return PIECE_TOO_LONG
     return c
 
 
@@ -829,18 +845,21 @@ cdef class Encoder:
             count = _scan_ahead(&self.tb.table, &loc, pid, p, n, i, bounds, hashes)
             if count < 0:
                 return count
+            # room for the batch at once: a piece gives at most one id per byte
+            if k + (bounds[count] - i) > out.cap:
+                out.k = k
+                if _idb_grow(out, k + (bounds[count] - i)) < 0:
+                    return OUT_OF_MEMORY
             for c in range(count):
                 size = bounds[c + 1] - bounds[c]
-                if k + size > out.cap:
-                    out.k = k
-                    if _idb_grow(out, k + size) < 0:
-                        return OUT_OF_MEMORY
                 m = bpe_piece_cached(&self.tb, &loc, p + bounds[c], size, hashes[c], out.ids + k)
                 if m < 0:
                     out.k = k
                     return OUT_OF_MEMORY
                 if lists:
-                    for j in range(k, k + m):
+                    # (m >= 1: most pieces are one token)
+                    bpe_prefetch(&self.id_objs[out.ids[k]])
+                    for j in range(k + 1, k + m):
                         bpe_prefetch(&self.id_objs[out.ids[j]])
                 k += m
                 if words != NULL and words_mark(words, words.k0 + k - k_start, words.b0 + bounds[c + 1]) < 0:

@@ -175,6 +175,72 @@ cdef inline Py_ssize_t _punctuation(const uint8_t* s, Py_ssize_t n, Py_ssize_t i
     return e
 
 
+cdef inline Py_ssize_t _ascii_common(const uint8_t* s, Py_ssize_t n, Py_ssize_t i, bint any_case) noexcept nogil:
+    """The commonest pieces of prose and code, decided on their first bytes when those are
+    ASCII, or -1 (the full scanner decides).  The ends are the same under o200k's rule
+    (``any_case`` False) and the cl100k family's (True: cl100k, Llama 3, Qwen2):
+
+    * an optional prefix (a space or ASCII punctuation) and ASCII letters, up to an ASCII
+      byte that is not a letter (or the end): o200k takes upper-case letters then at least
+      one lower-case one and leaves a following apostrophe (a contraction) to the full
+      scanner; the cl100k family takes letters of either case, and an apostrophe prefix is
+      left to it (it may start a contraction there);
+    * punctuation followed by a space: that one character;
+    * two or more spaces followed by ASCII that is not whitespace: all but the last space
+      (``\\s+(?!\\S)``);
+    * a line feed followed by ASCII that is not whitespace: the line feed alone.
+    """
+    cdef uint8_t b0 = s[i], b1
+    cdef Py_ssize_t j = i, e, f
+    cdef int c0, c1
+    if i + 1 >= n:
+        return -1
+    b1 = s[i + 1]
+    if b0 == 32 and 97 <= (b1 | (0x20 if any_case else 0)) <= 122:
+        # " word", most pieces of prose: its letters at once (o200k: no upper-case run)
+        e = bpe_ascii_run(s, n, i + 2, 0x20 if any_case else 0)
+        if e == n or (s[e] < 0x80 and (any_case or s[e] != 39)):
+            return e
+        return -1
+    c0 = _ascii_class(b0)
+    if not (c0 & M_L):
+        if b1 >= 0x80:
+            return -1
+        c1 = _ascii_class(b1)
+        if b0 == 10 and not (c1 & C_WS):
+            return i + 1
+        if not (c1 & M_L):
+            if b0 == 32:
+                if b1 != 32:
+                    return -1
+                e = i + 2
+                while e < n and s[e] == 32:
+                    e += 1
+                if e == n:
+                    return n
+                if s[e] < 0x80 and not (_ascii_class(s[e]) & C_WS):
+                    return e - 1
+                return -1
+            if b1 == 32 and (c0 & C_OTHER):
+                return i + 1
+            return -1
+        if not (b0 == 32 or (c0 & C_OTHER)) or (any_case and b0 == 39):
+            return -1
+        j = i + 1
+    if any_case:
+        e = bpe_ascii_run(s, n, j, 0x20)
+        if e < n and s[e] >= 0x80:
+            return -1
+        return e
+    e = j
+    while e < n and 65 <= s[e] <= 90:
+        e += 1
+    f = bpe_ascii_run(s, n, e, 0)
+    if f == e or (f < n and (s[f] >= 0x80 or s[f] == 39)):
+        return -1
+    return f
+
+
 # ---------------------------------------------------------------------------------- patterns
 
 cdef inline Py_ssize_t _scan_gpt2(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
@@ -218,6 +284,10 @@ cdef inline Py_ssize_t _scan_cl100k_like(const uint8_t* s, Py_ssize_t n, Py_ssiz
                                          bint end_first, bint single_digit) noexcept nogil:
     cdef Py_ssize_t e, w, w1, k
     cdef int c, c1
+    if s[i] < 0x80:
+        e = _ascii_common(s, n, i, True)
+        if e >= 0:
+            return e
     e = _contraction(s, n, i, True)
     if e >= 0:
         return e
@@ -301,6 +371,9 @@ cdef inline Py_ssize_t _scan_o200k(const uint8_t* s, Py_ssize_t n, Py_ssize_t i)
     # |\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
     cdef Py_ssize_t e = -1, w, w1, k, f
     if s[i] < 0x80:
+        e = _ascii_common(s, n, i, False)
+        if e >= 0:
+            return e
         e = _o200k_ascii_word(s, n, i)
         if e >= 0:
             return e

@@ -125,3 +125,18 @@ def test_ascii_letter_runs_of_every_length_and_end_byte():
                                   min(len(got), len(expected)))
                         pytest.fail(f"{label} {name}: piece {at} is {got[at:at + 2]!r}, "
                                     f"the regex gives {expected[at:at + 2]!r}")
+
+
+def test_every_two_ascii_bytes_start_pieces_like_regex():
+    # The compiled scanners decide the commonest pieces (" word", punctuation before a space,
+    # runs of spaces, a line feed) from the first two bytes when they are ASCII; every pair
+    # of ASCII bytes, and an ASCII byte before some non-ASCII characters, followed by text
+    # that can extend or end each shape, must split like the regex.
+    seconds = [chr(b) for b in range(128)] + ["é", "\u0301", "日", "ʰ", "\u00a0", "\u2028"]
+    tails = ["", "a", "A", "aB", "ab'S x", "  a", " \n", "'ll", "\u0301b", "1"]
+    for first in map(chr, range(128)):
+        texts = [first + second + tail for second in seconds for tail in tails]
+        for name in NAMES:
+            for label, split in _splitters():
+                bad = [t for t in texts if split(t, name) != _regex_split(t, name)]
+                assert not bad, (label, name, bad[:3])
