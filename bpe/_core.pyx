@@ -149,13 +149,16 @@ cdef list _id_list(PyObject** id_objs, const tok_t* ids, Py_ssize_t k):
     # The int object of each id is made once and kept (id_objs), so building a list of ids is
     # a reference increment per id instead of an allocation: that keeps the part of encoding
     # that needs the GIL small, which is what lets threads scale.  Those objects lie all over
-    # the heap and are mostly out of cache, so each one is prefetched ID_AHEAD ids before its
-    # increment (its id_objs entry was prefetched by _encode_utf8).
+    # the heap and are mostly out of cache, so the walk runs two prefetches ahead of itself:
+    # the id_objs entry 2 * ID_AHEAD ids on, and the object of the entry ID_AHEAD ids on
+    # (whose entry that first prefetch brought in).
     cdef list out = PyList_New(k)
     cdef Py_ssize_t i
     cdef PyObject* v
     cdef PyObject* w
     for i in range(k):
+        if i + 2 * ID_AHEAD < k:
+            bpe_prefetch(&id_objs[ids[i + 2 * ID_AHEAD]])
         if i + ID_AHEAD < k:
             w = id_objs[ids[i + ID_AHEAD]]
             if w != NULL:
@@ -561,7 +564,7 @@ cdef inline Py_ssize_t bpe_piece_cached(Tables* tb, Local* loc, const uint8_t* p
             out[0] = tb.byte_rank[p[0]]
         return n
     if loc.ml == NULL or loc.ml.ignore_merges:
-        r = _tt_find_hashed(&tb.table, p, n, h)
+        r = _tt_probe(&tb.table, p, n, h)
         if r != NO_TOKEN:
             out[0] = r
             return 1
@@ -666,9 +669,8 @@ cdef Py_ssize_t bpe_piece(Tables* tb, Local* loc, const uint8_t* p, Py_ssize_t n
 
 
 cdef inline void _prefetch_lookup(const TokenTable* t, const Local* loc, uint64_t h) noexcept nogil:
-    # start fetching what looking up a piece of hash h will read: its filter word, its slot
-    # and its set of the piece cache
-    bpe_prefetch(&t.filter[h >> 48])
+    # start fetching what looking up a piece of hash h will read: its slot and its set of
+    # the piece cache
     bpe_prefetch(&t.slots[h & <uint64_t>(t.n_slots - 1)])
     bpe_prefetch(bpe_cache_set(loc.pieces, h))
 
@@ -828,16 +830,14 @@ cdef class Encoder:
         return 0
 
     cdef Py_ssize_t _encode_utf8(self, int pid, const uint8_t* p, Py_ssize_t n, IdBuffer* out,
-                                 bint lists, Words* words) noexcept nogil:
+                                 Words* words) noexcept nogil:
         """Split ``p[:n]`` with pattern ``pid`` and append the ids of every piece to ``out``
         (grown as needed).  Returns how many, or OUT_OF_MEMORY / PIECE_TOO_LONG.
 
         Pieces are found SCAN_AHEAD at a time (``_scan_ahead``, which prefetches what their
-        lookups read), then encoded.  With ``lists`` (the ids will become a list of int
-        objects) each id's ``id_objs`` entry is prefetched as soon as the id is known.
-        ``words`` (or NULL) gets the end of every piece marked (see _offsets.pxi), counted in
+        lookups read), then encoded.  ``words`` (or NULL) gets the end of every piece marked (see _offsets.pxi), counted in
         tokens from ``words.k0`` ids before the first one appended here."""
-        cdef Py_ssize_t i = 0, k = out.k, k_start = out.k, m, count, c, j, size
+        cdef Py_ssize_t i = 0, k = out.k, k_start = out.k, m, count, c, size
         cdef Py_ssize_t bounds[SCAN_AHEAD + 1]
         cdef uint64_t hashes[SCAN_AHEAD]
         cdef Local loc = self._loc()
@@ -856,11 +856,6 @@ cdef class Encoder:
                 if m < 0:
                     out.k = k
                     return OUT_OF_MEMORY
-                if lists:
-                    # (m >= 1: most pieces are one token)
-                    bpe_prefetch(&self.id_objs[out.ids[k]])
-                    for j in range(k + 1, k + m):
-                        bpe_prefetch(&self.id_objs[out.ids[j]])
                 k += m
                 if words != NULL and words_mark(words, words.k0 + k - k_start, words.b0 + bounds[c + 1]) < 0:
                     out.k = k
@@ -870,7 +865,7 @@ cdef class Encoder:
         return k - k_start
 
     cdef Py_ssize_t _encode_split(self, int pid, const uint8_t* p, Py_ssize_t n, IdBuffer* out,
-                                  bint lists, const SpecialSet* allowed,
+                                  const SpecialSet* allowed,
                                   const SpecialSet* disallowed, Words* words) noexcept nogil:
         """``_encode_utf8`` around special tokens: FOUND_DISALLOWED if ``p[:n]`` holds a token
         of ``disallowed``; else each token of ``allowed`` becomes its id and the text between
@@ -885,14 +880,14 @@ cdef class Encoder:
             words.k0 = 0
             words.b0 = 0
         if allowed == NULL:
-            return self._encode_utf8(pid, p, n, out, lists, words)
+            return self._encode_utf8(pid, p, n, out, words)
         while i < n:
             s = sp_find(allowed, p, n, i, &w)
             if s > i:
                 if words != NULL:
                     words.k0 = out.k - k_start
                     words.b0 = i
-                m = self._encode_utf8(pid, p + i, s - i, out, lists, words)
+                m = self._encode_utf8(pid, p + i, s - i, out, words)
                 if m < 0:
                     return m
             if s >= n:
@@ -964,7 +959,7 @@ cdef class Encoder:
             raise MemoryError()
         try:
             with nogil:
-                k = self._encode_split(pid, u.p, u.n, &out, not packed, a, d, NULL)
+                k = self._encode_split(pid, u.p, u.n, &out, a, d, NULL)
             if k == FOUND_DISALLOWED:
                 _raise_disallowed([text], disallowed)
             _check_status(k)
@@ -993,7 +988,7 @@ cdef class Encoder:
         if words_alloc(&words, n) < 0:
             idb_free(&out)
             return OUT_OF_MEMORY
-        k = self._encode_split(pid, p, n, &out, True, allowed, disallowed, &words)
+        k = self._encode_split(pid, p, n, &out, allowed, disallowed, &words)
         if k >= 0:
             grown = realloc(out.ids, (4 * k + 1) * sizeof(tok_t))  # room for the offsets after the ids
             if grown == NULL:
@@ -1046,7 +1041,7 @@ cdef class Encoder:
             raise MemoryError()
         try:
             with nogil:
-                k = self._encode_split(pid, p, n, &out, True, a, d, &words)
+                k = self._encode_split(pid, p, n, &out, a, d, &words)
             if k == FOUND_DISALLOWED:
                 _raise_disallowed([text], disallowed)
             _check_status(k)
@@ -1548,7 +1543,7 @@ cdef class Batch:
                 if idb_init(&ids, self.lens[t]) < 0:
                     self.status = OUT_OF_MEMORY
                     break
-                m = enc._encode_split(self.pid, self.ptrs[t], self.lens[t], &ids, True,
+                m = enc._encode_split(self.pid, self.ptrs[t], self.lens[t], &ids,
                                       self.a_set, self.d_set, NULL)
                 buf = idb_take(&ids)
             if m < 0:
@@ -1582,7 +1577,7 @@ cdef class Batch:
                         t = bpe_claim(&self.next)
                         if t >= self.n:
                             break
-                        m = enc._encode_split(self.pid, self.ptrs[t], self.lens[t], &buf, True,
+                        m = enc._encode_split(self.pid, self.ptrs[t], self.lens[t], &buf,
                                               self.a_set, self.d_set, NULL)
                         if m < 0:
                             self.status = m

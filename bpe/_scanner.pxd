@@ -185,7 +185,8 @@ cdef inline Py_ssize_t _ascii_common(const uint8_t* s, Py_ssize_t n, Py_ssize_t 
       one lower-case one and leaves a following apostrophe (a contraction) to the full
       scanner; the cl100k family takes letters of either case, and an apostrophe prefix is
       left to it (it may start a contraction there);
-    * punctuation followed by a space: that one character;
+    * ASCII punctuation not followed by a letter, or a space and ASCII punctuation: the
+      punctuation run and the line breaks (and, for o200k, slashes) after it;
     * two or more spaces followed by ASCII that is not whitespace: all but the last space
       (``\\s+(?!\\S)``);
     * a line feed followed by ASCII that is not whitespace: the line feed alone.
@@ -210,9 +211,7 @@ cdef inline Py_ssize_t _ascii_common(const uint8_t* s, Py_ssize_t n, Py_ssize_t 
         if b0 == 10 and not (c1 & C_WS):
             return i + 1
         if not (c1 & M_L):
-            if b0 == 32:
-                if b1 != 32:
-                    return -1
+            if b0 == 32 and b1 == 32:
                 e = i + 2
                 while e < n and s[e] == 32:
                     e += 1
@@ -221,8 +220,16 @@ cdef inline Py_ssize_t _ascii_common(const uint8_t* s, Py_ssize_t n, Py_ssize_t 
                 if s[e] < 0x80 and not (_ascii_class(s[e]) & C_WS):
                     return e - 1
                 return -1
-            if b1 == 32 and (c0 & C_OTHER):
-                return i + 1
+            if (b0 == 32 and (c1 & C_OTHER)) or (c0 & C_OTHER):
+                # the punctuation alternative (neither letter alternative can start here)
+                e = i + 1
+                while e < n and s[e] < 0x80 and (_ascii_class(s[e]) & C_OTHER):
+                    e += 1
+                if e < n and s[e] >= 0x80:
+                    return -1      # non-ASCII punctuation or a mark may go on
+                while e < n and (s[e] == 10 or s[e] == 13 or (s[e] == 47 and not any_case)):
+                    e += 1
+                return e
             return -1
         if not (b0 == 32 or (c0 & C_OTHER)) or (any_case and b0 == 39):
             return -1

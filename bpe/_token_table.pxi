@@ -87,9 +87,17 @@ cdef tok_t tt_find(const TokenTable* t, const uint8_t* data, Py_ssize_t n) noexc
 
 cdef inline tok_t _tt_find_hashed(const TokenTable* t, const uint8_t* data, Py_ssize_t n,
                                   uint64_t h) noexcept nogil:
+    # the filter first: most strings the merge loop asks about are not tokens
     cdef uint64_t bit = h >> 42
     if not ((t.filter[bit >> 6] >> (bit & 63)) & 1):
         return NO_TOKEN
+    return _tt_probe(t, data, n, h)
+
+
+cdef inline tok_t _tt_probe(const TokenTable* t, const uint8_t* data, Py_ssize_t n,
+                            uint64_t h) noexcept nogil:
+    # the table itself, without the filter: for strings that are mostly tokens (pre-tokens
+    # of text), where the filter's word would cost more than the probes it saves
     cdef uint64_t head = _head(data, n)
     cdef Py_ssize_t mask = t.n_slots - 1
     cdef Py_ssize_t i = <Py_ssize_t>(h & <uint64_t>mask)
