@@ -143,15 +143,34 @@ cdef int _check_status(Py_ssize_t status) except -1:
 
 cdef enum:
     ID_AHEAD = 8     # _id_list's prefetch distance (4 to 32 measured alike)
+    ID_BLOCK = 64    # int objects are made for this many neighbouring ids at once
+
+
+cdef inline Py_ssize_t _id_slots(Py_ssize_t n_ids) noexcept nogil:
+    # id_objs entries for n_ids ids: whole blocks, so that a block never needs a bound
+    return (n_ids + ID_BLOCK) & ~(<Py_ssize_t>ID_BLOCK - 1)
+
+
+cdef int _make_id_block(PyObject** id_objs, tok_t id) except -1:
+    # The int objects of the ID_BLOCK ids around ``id``, made one after another so that they
+    # lie side by side in memory: ids are ranks, so the frequent tokens' objects then share
+    # cache lines instead of lying wherever each was first needed.
+    cdef Py_ssize_t j, start = id & ~(<Py_ssize_t>ID_BLOCK - 1)
+    for j in range(start, start + ID_BLOCK):
+        if id_objs[j] == NULL:
+            obj = PyLong_FromLong(j)
+            Py_INCREF(obj)
+            id_objs[j] = <PyObject*>obj
+    return 0
 
 
 cdef list _id_list(PyObject** id_objs, const tok_t* ids, Py_ssize_t k):
     # The int object of each id is made once and kept (id_objs), so building a list of ids is
     # a reference increment per id instead of an allocation: that keeps the part of encoding
-    # that needs the GIL small, which is what lets threads scale.  Those objects lie all over
-    # the heap and are mostly out of cache, so the walk runs two prefetches ahead of itself:
-    # the id_objs entry 2 * ID_AHEAD ids on, and the object of the entry ID_AHEAD ids on
-    # (whose entry that first prefetch brought in).
+    # that needs the GIL small, which is what lets threads scale.  Those objects are mostly
+    # out of cache, so the walk runs two prefetches ahead of itself: the id_objs entry
+    # 2 * ID_AHEAD ids on, and the object of the entry ID_AHEAD ids on (whose entry that
+    # first prefetch brought in).
     cdef list out = PyList_New(k)
     cdef Py_ssize_t i
     cdef PyObject* v
@@ -165,10 +184,8 @@ cdef list _id_list(PyObject** id_objs, const tok_t* ids, Py_ssize_t k):
                 bpe_prefetch(w)
         v = id_objs[ids[i]]
         if v == NULL:
-            obj = PyLong_FromLong(ids[i])
-            Py_INCREF(obj)
-            v = <PyObject*>obj
-            id_objs[ids[i]] = v
+            _make_id_block(id_objs, ids[i])
+            v = id_objs[ids[i]]
         Py_INCREF(<object>v)
         PyList_SET_ITEM(out, i, <object>v)
     return out
@@ -734,7 +751,8 @@ cdef class Encoder:
 
     cdef Tables tb              # the token table and what encoding reads beside it
     cdef uint64_t gen           # tags this Encoder's entries in the piece cache
-    cdef PyObject** id_objs     # the int object of each id, made on first use (owned refs)
+    cdef PyObject** id_objs     # the int object of each id, made on first use a block at a time
+                                # (owned refs; _id_slots entries)
     cdef unsigned long long* pairs  # the pair cache (NULL: none), shared by all threads
     cdef bint ready
 
@@ -756,7 +774,7 @@ cdef class Encoder:
     def __dealloc__(self):
         cdef Py_ssize_t i
         if self.id_objs != NULL:
-            for i in range(self.tb.table.n_ids):
+            for i in range(_id_slots(self.tb.table.n_ids)):
                 Py_XDECREF(self.id_objs[i])
             free(self.id_objs)
         bt_free(&self.tb.bt)
@@ -806,7 +824,7 @@ cdef class Encoder:
             self.tb.pair2[x] = tt_find(&self.tb.table, two, 2)
             if self.tb.pair2[x] == NO_TOKEN:
                 self.tb.pair2[x] = NO_RANK
-        self.id_objs = <PyObject**>calloc(self.tb.table.n_ids + 1, sizeof(PyObject*))
+        self.id_objs = <PyObject**>calloc(_id_slots(self.tb.table.n_ids), sizeof(PyObject*))
         if self.id_objs == NULL:
             raise MemoryError()
         if BPE_PAIR_CACHE and self.tb.table.n_ids < <Py_ssize_t>BPE_PAIR_NONE:
