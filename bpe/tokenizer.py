@@ -1494,6 +1494,7 @@ def _usable_cpus() -> int:
         return len(os.sched_getaffinity(0)) or 1
     return os.cpu_count() or 1
 
+_POOL_PREFIX = "bpe"  # pool threads are named bpe_0, bpe_1, ...
 _pools: dict = {}  # size -> concurrent.futures.ThreadPoolExecutor
 _pools_lock = threading.Lock()
 
@@ -1507,8 +1508,27 @@ def _stop_pools_before_fork() -> None:
     with _pools_lock:
         pools = list(_pools.values())
         _pools.clear()
+    workers = [t.native_id for t in threading.enumerate() if t.name.startswith(_POOL_PREFIX + "_")]
     for pool in pools:
         pool.shutdown(wait=True)
+    _wait_until_gone(workers)
+
+
+def _wait_until_gone(native_ids: list, limit: float = 1.0) -> None:
+    # Thread.join returns once a thread's Python side is done; before Python 3.13 its OS
+    # thread still runs for a moment after, freeing its thread-local storage (the piece
+    # caches) under the allocator's lock.  A fork in that moment leaves the lock held in the
+    # child, whose next malloc then waits for ever (seen under AddressSanitizer's allocator:
+    # one fork in ~200).  Linux lists each live OS thread in /proc/self/task; wait (at most
+    # ``limit`` seconds) until the pool's have left it.
+    if not native_ids or not os.path.isdir("/proc/self/task"):
+        return
+    import time
+
+    deadline = time.monotonic() + limit
+    for tid in native_ids:
+        while os.path.exists(f"/proc/self/task/{tid}") and time.monotonic() < deadline:
+            time.sleep(0.0002)
 
 
 def _forget_pools_after_fork() -> None:
@@ -1530,5 +1550,5 @@ def _pool(num_threads: int):
     with _pools_lock:
         pool = _pools.get(num_threads)
         if pool is None:
-            pool = _pools[num_threads] = ThreadPoolExecutor(max_workers=num_threads, thread_name_prefix="bpe")
+            pool = _pools[num_threads] = ThreadPoolExecutor(max_workers=num_threads, thread_name_prefix=_POOL_PREFIX)
         return pool
