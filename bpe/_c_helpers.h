@@ -52,8 +52,9 @@ static const unsigned char bpe_zero8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
    when n > 8 (read from a zero word otherwise, so that no branch depends on n, which
    varies at random in the merge loop), then a second multiply-xorshift round so that
    the low bits (slot) and high bits (filter) both depend on every input bit */
-static inline uint64_t bpe_hash16(const unsigned char* p, Py_ssize_t n) {
-    uint64_t a = bpe_word(p, n), b;
+static inline uint64_t bpe_hash16w(uint64_t a, const unsigned char* p, Py_ssize_t n) {
+    /* (a: bpe_word(p, n), which the caller has already) */
+    uint64_t b;
     const unsigned char* q = n > 8 ? p + n - 8 : bpe_zero8;
     memcpy(&b, q, 8);
     uint64_t h = (a ^ ((uint64_t)n << 59)) * 0x9E3779B97F4A7C15ULL;
@@ -63,6 +64,39 @@ static inline uint64_t bpe_hash16(const unsigned char* p, Py_ssize_t n) {
     h ^= h >> 32;
     return h;
 }
+static inline uint64_t bpe_hash16(const unsigned char* p, Py_ssize_t n) {
+    return bpe_hash16w(bpe_word(p, n), p, n);
+}
+
+/* ---- a list whose items the caller writes at once ----
+   PyList_New(n) zero-fills its n item slots (calloc) before the caller overwrites every one:
+   for a list of token ids that is a fifth of the instructions that build it.  This makes the
+   list with its slots unwritten; the caller must write every slot (or NULL the rest, before
+   any error can drop the list) before anything else sees it.  Free-threaded builds and
+   other Pythons keep their own item storage: PyList_New there. */
+static inline PyObject* bpe_list_unfilled(Py_ssize_t n) {
+#if defined(Py_GIL_DISABLED) || defined(PYPY_VERSION) || defined(Py_LIMITED_API)
+    return PyList_New(n);
+#else
+    PyObject** items;
+    PyObject* list;
+    if (n <= 0 || (size_t)n > PY_SSIZE_T_MAX / sizeof(PyObject*))
+        return PyList_New(n);
+    items = (PyObject**)PyMem_Malloc((size_t)n * sizeof(PyObject*));
+    if (items == NULL)
+        return PyErr_NoMemory();
+    list = PyList_New(0);
+    if (list == NULL) {
+        PyMem_Free(items);
+        return NULL;
+    }
+    ((PyListObject*)list)->ob_item = items;
+    ((PyListObject*)list)->allocated = n;
+    Py_SET_SIZE(list, n);
+    return list;
+#endif
+}
+static inline PyObject** bpe_list_items(PyObject* list) { return ((PyListObject*)list)->ob_item; }
 
 /* ---- big tables: 2 MB aligned, huge pages where Linux allows ---- */
 #include <stdlib.h>

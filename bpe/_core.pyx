@@ -37,7 +37,6 @@ Performance notes
 # cython: language_level=3
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_FromLong
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
@@ -75,6 +74,9 @@ cdef extern from "_c_helpers.h":
     uint64_t bpe_word(const uint8_t* p, Py_ssize_t n) noexcept nogil
     void bpe_copy16(char* dst, const uint8_t* src) noexcept nogil
     uint64_t bpe_hash16(const uint8_t* p, Py_ssize_t n) noexcept nogil
+    uint64_t bpe_hash16w(uint64_t a, const uint8_t* p, Py_ssize_t n) noexcept nogil
+    object bpe_list_unfilled(Py_ssize_t n)
+    PyObject** bpe_list_items(object lst) noexcept
     bint bpe_same_tail(const uint8_t* a, const uint8_t* b, Py_ssize_t n) noexcept nogil
     void* bpe_big_alloc(size_t size) noexcept nogil
     enum:
@@ -109,6 +111,14 @@ cdef extern from "_piece_cache.h":
         int ids[7]
     bpe_long_entry* bpe_long_cache_base() noexcept nogil
     bpe_long_entry* bpe_long_slot(bpe_long_entry* base, unsigned long long h) noexcept nogil
+    ctypedef struct bpe_huge_entry:
+        unsigned int gen
+        unsigned char length
+        unsigned char n_ids
+        unsigned char bytes[120]
+        int ids[32]
+    bpe_huge_entry* bpe_huge_cache_base() noexcept nogil
+    bpe_huge_entry* bpe_huge_slot(bpe_huge_entry* base, unsigned long long h) noexcept nogil
 
 
 import operator
@@ -170,25 +180,43 @@ cdef list _id_list(PyObject** id_objs, const tok_t* ids, Py_ssize_t k):
     # that needs the GIL small, which is what lets threads scale.  Those objects are mostly
     # out of cache, so the walk runs two prefetches ahead of itself: the id_objs entry
     # 2 * ID_AHEAD ids on, and the object of the entry ID_AHEAD ids on (whose entry that
-    # first prefetch brought in).
-    cdef list out = PyList_New(k)
-    cdef Py_ssize_t i
+    # first prefetch brought in).  The list's slots start unwritten (bpe_list_unfilled).
+    cdef list out = bpe_list_unfilled(k)
+    cdef PyObject** items = bpe_list_items(out)
+    cdef Py_ssize_t i = 0, lead = k - 2 * ID_AHEAD
     cdef PyObject* v
     cdef PyObject* w
-    for i in range(k):
-        if i + 2 * ID_AHEAD < k:
-            bpe_prefetch(&id_objs[ids[i + 2 * ID_AHEAD]])
-        if i + ID_AHEAD < k:
-            w = id_objs[ids[i + ID_AHEAD]]
-            if w != NULL:
-                bpe_prefetch(w)
+    while i < lead:  # (the prefetches need no bounds here)
+        bpe_prefetch(&id_objs[ids[i + 2 * ID_AHEAD]])
+        w = id_objs[ids[i + ID_AHEAD]]
+        if w != NULL:
+            bpe_prefetch(w)
         v = id_objs[ids[i]]
         if v == NULL:
-            _make_id_block(id_objs, ids[i])
-            v = id_objs[ids[i]]
+            v = _new_id_obj(id_objs, ids[i], items, i, k)
         Py_INCREF(<object>v)
-        PyList_SET_ITEM(out, i, <object>v)
+        items[i] = v
+        i += 1
+    while i < k:
+        v = id_objs[ids[i]]
+        if v == NULL:
+            v = _new_id_obj(id_objs, ids[i], items, i, k)
+        Py_INCREF(<object>v)
+        items[i] = v
+        i += 1
     return out
+
+
+cdef PyObject* _new_id_obj(PyObject** id_objs, tok_t id, PyObject** items, Py_ssize_t i,
+                           Py_ssize_t k) except NULL:
+    # _id_list's first use of an id's block; if making it fails, the list's unwritten slots
+    # i..k-1 are cleared first (the list is then dropped, and decrefs every slot)
+    try:
+        _make_id_block(id_objs, id)
+    except BaseException:
+        memset(items + i, 0, (k - i) * sizeof(PyObject*))
+        raise
+    return id_objs[id]
 
 
 cdef tuple _offsets_result(PyObject** id_objs, const tok_t* block, Py_ssize_t k):
@@ -258,6 +286,7 @@ ctypedef struct Local:
     unsigned long long* pairs    # the Encoder's pair cache (NULL: none)
     bpe_cache_entry* pieces
     bpe_long_entry* long_pieces
+    bpe_huge_entry* huge_pieces
     const uint64_t* sig      # Signatures.sig once built and enabled, else NULL
     Signatures* sigs         # the Encoder's (NULL: none)
     const MergeList* ml      # the Encoder's merge list when it runs HF's rule, else NULL
@@ -269,6 +298,7 @@ cdef inline Local _local(uint64_t gen, Signatures* sigs, unsigned long long* pai
     loc.pairs = pairs
     loc.pieces = bpe_piece_cache_base()
     loc.long_pieces = bpe_long_cache_base()
+    loc.huge_pieces = bpe_huge_cache_base()
     loc.sig = NULL                   # set by the first piece that goes through the merge loop
     loc.sigs = sigs
     loc.ml = NULL
@@ -514,12 +544,16 @@ cdef Py_ssize_t _bpe_long(const Tables* tb, const uint8_t* p, Py_ssize_t n, cons
 # --------------------------------------------------------------------------------------------
 #
 # Natural text repeats its words, so the ids of recent pieces that are not single tokens are
-# kept in two small caches: 4,096 sets of two 32-byte entries (one cache line per set, 256
-# KiB), each entry a piece of up to 14 bytes that gives up to 3 ids, the set's last used entry
-# first; and 1,024 direct-mapped 64-byte entries (64 KiB) for pieces of up to 22 bytes that
-# do not fit those (more ids, as cl100k gives Cyrillic words, or 15-22 bytes).  Simulated on
-# the benchmark corpora, o200k prose hits 48% of its non-token pieces against 39% for the
-# former 4,096 direct-mapped 64-byte entries, cl100k non-Latin 50% against 48%.  Both caches
+# kept in three caches: 16,384 sets of two 32-byte entries (one cache line per set, 1 MiB),
+# each entry a piece of up to 14 bytes that gives up to 3 ids, the set's last used entry
+# first; 4,096 direct-mapped 64-byte entries (256 KiB) for pieces of up to 22 bytes that do
+# not fit those (more ids, as cl100k gives Cyrillic words, or 15-22 bytes); and 256
+# direct-mapped 256-byte entries (64 KiB) for pieces of 23-120 bytes and up to 32 ids (rules
+# of '=' or '#' in code, which merge at hundreds of instructions a byte): 1.3 MiB per
+# thread that encodes, and no more however many distinct pieces go by.  Simulated in one
+# pass over each shared corpus, they hit 57% of the non-token pieces of English, 69% of
+# Spanish, 17% of multilingual (o200k: its long CJK pieces fit neither) and 69-77% of code,
+# against 51%, 58%, 15% and 68-76% with a quarter of the entries (cl100k alike).  Both caches
 # are thread-local, so threads never share or lock them (an entry of 32 or 64 bytes cannot be
 # written in one atomic store, unlike the pair cache's words); an entry is tagged with the low
 # 32 bits of the generation number of the Encoder that wrote it (two encoders alive at once
@@ -531,6 +565,8 @@ cdef enum:
     CACHE_MAX_IDS = 3
     LONG_CACHE_MAX_BYTES = 22
     LONG_CACHE_MAX_IDS = 7
+    HUGE_CACHE_MAX_BYTES = 120
+    HUGE_CACHE_MAX_IDS = 32
 
 cdef uint64_t _generations = 0
 
@@ -568,31 +604,28 @@ cdef Py_ssize_t _merge_loop(Tables* tb, const uint8_t* p, Py_ssize_t n, tok_t li
 
 
 cdef inline Py_ssize_t bpe_piece_cached(Tables* tb, Local* loc, const uint8_t* p, Py_ssize_t n, uint64_t h,
-                                        tok_t* out) noexcept nogil:
+                                        uint64_t head, tok_t* out) noexcept nogil:
     """``bpe_piece`` with the whole-piece lookup, the piece cache, whole-character units and,
     for pieces longer than ``bt.min_bytes``, the backtracking encoder (linear time); no
-    ``max_rank``.  ``h`` is ``hash_bytes(p, n)`` (any value when n <= 1).  This part (what
-    most pieces need) is inlined into the loops over pieces; ``_piece_merged`` is not."""
+    ``max_rank``.  ``h`` is ``hash_bytes(p, n)`` and ``head`` is ``_head(p, n)`` (both from
+    ``hash_and_head``; any values when n <= 1).  This part (what most pieces need) is inlined into the loops over pieces; ``_piece_uncommon`` is not."""
     cdef tok_t r
-    cdef Py_ssize_t i
     cdef bpe_cache_entry* e = NULL
     if n <= 1:
         if n == 1:
             out[0] = tb.byte_rank[p[0]]
         return n
     if loc.ml == NULL or loc.ml.ignore_merges:
-        r = _tt_probe(&tb.table, p, n, h)
+        r = _tt_probe(&tb.table, p, n, h, head)
         if r != NO_TOKEN:
             out[0] = r
             return 1
-    cdef uint64_t head, rest
+    cdef uint64_t rest
     cdef unsigned int gen = <unsigned int>loc.gen
     cdef bpe_cache_entry swap
-    cdef bpe_long_entry* g = NULL
     if n <= CACHE_MAX_BYTES:
         # a two-way set: the entry used last is kept first
         e = bpe_cache_set(loc.pieces, h)
-        head = _head(p, n)
         rest = _piece_rest(p, n)
         if _entry_holds(&e[0], gen, head, rest):
             return _cached_ids(&e[0], out)
@@ -601,14 +634,7 @@ cdef inline Py_ssize_t bpe_piece_cached(Tables* tb, Local* loc, const uint8_t* p
             e[1] = e[0]
             e[0] = swap
             return _cached_ids(&e[0], out)
-    if n <= LONG_CACHE_MAX_BYTES:
-        # pieces too long for the sets, or with too many ids
-        g = bpe_long_slot(loc.long_pieces, h)
-        if g.gen == gen and g.length == n and memcmp(g.bytes, p, n) == 0:
-            for i in range(g.n_ids):
-                out[i] = g.ids[i]
-            return g.n_ids
-    return _piece_merged(tb, loc, p, n, e, g, out)
+    return _piece_uncommon(tb, loc, p, n, h, e, out)
 
 
 cdef inline uint64_t _piece_rest(const uint8_t* p, Py_ssize_t n) noexcept nogil:
@@ -629,12 +655,30 @@ cdef inline Py_ssize_t _cached_ids(const bpe_cache_entry* e, tok_t* out) noexcep
     return k
 
 
-cdef Py_ssize_t _piece_merged(Tables* tb, Local* loc, const uint8_t* p, Py_ssize_t n, bpe_cache_entry* e,
-                              bpe_long_entry* g, tok_t* out) noexcept nogil:
-    # bpe_piece_cached for a piece that is neither a token nor cached; the result goes into
-    # the two-way set e if it fits an entry there, else into the long entry g (either NULL:
-    # the piece is too long for it)
+cdef Py_ssize_t _piece_uncommon(Tables* tb, Local* loc, const uint8_t* p, Py_ssize_t n, uint64_t h,
+                                bpe_cache_entry* e, tok_t* out) noexcept nogil:
+    # bpe_piece_cached for a piece that is neither a token nor in the two-way set e (NULL:
+    # too long for the sets): the long or huge entry of its hash, else merged, the result
+    # put into e if it fits an entry there, else into the long or huge entry
+    cdef unsigned int gen = <unsigned int>loc.gen
+    cdef bpe_long_entry* g = NULL
+    cdef bpe_huge_entry* x = NULL
     cdef Py_ssize_t k = NOT_ENCODED, i
+    if n <= LONG_CACHE_MAX_BYTES:
+        # pieces too long for the sets, or with too many ids
+        g = bpe_long_slot(loc.long_pieces, h)
+        if g.gen == gen and g.length == n and memcmp(g.bytes, p, n) == 0:
+            for i in range(g.n_ids):
+                out[i] = g.ids[i]
+            return g.n_ids
+    elif n <= HUGE_CACHE_MAX_BYTES:
+        # rarer still, but each costs hundreds of instructions per byte to merge (rules of
+        # '=' or '#' in code and text)
+        x = bpe_huge_slot(loc.huge_pieces, h)
+        if x.gen == gen and x.length == n and memcmp(x.bytes, p, n) == 0:
+            for i in range(x.n_ids):
+                out[i] = x.ids[i]
+            return x.n_ids
     if loc.ml != NULL:
         k = ml_piece(loc.ml, &tb.cu, &tb.table, tb.byte_rank, p, n, out)
     elif n > tb.bt.min_bytes >= 0 and bt_usable(&tb.bt, &tb.table, tb.byte_rank):
@@ -652,12 +696,19 @@ cdef Py_ssize_t _piece_merged(Tables* tb, Local* loc, const uint8_t* p, Py_ssize
         for i in range(k):
             e[0].ids[i] = out[i]
     elif g != NULL and 0 < k <= LONG_CACHE_MAX_IDS:
-        g.gen = <unsigned int>loc.gen
+        g.gen = gen
         g.length = <unsigned char>n
         g.n_ids = <unsigned char>k
         memcpy(g.bytes, p, n)
         for i in range(k):
             g.ids[i] = out[i]
+    elif x != NULL and 0 < k <= HUGE_CACHE_MAX_IDS:
+        x.gen = gen
+        x.length = <unsigned char>n
+        x.n_ids = <unsigned char>k
+        memcpy(x.bytes, p, n)
+        for i in range(k):
+            x.ids[i] = out[i]
     return k
 
 
@@ -701,9 +752,9 @@ cdef enum:
 
 cdef inline Py_ssize_t _scan_ahead(const TokenTable* t, const Local* loc, int pid, const uint8_t* p,
                                    Py_ssize_t n, Py_ssize_t i, Py_ssize_t* bounds,
-                                   uint64_t* hashes) noexcept nogil:
+                                   uint64_t* hashes, uint64_t* heads) noexcept nogil:
     # Find up to SCAN_AHEAD pieces from p[i:]: piece c is p[bounds[c]:bounds[c + 1]] with hash
-    # hashes[c].  Their token-table slots and piece-cache sets are prefetched here, so that
+    # hashes[c] and first word heads[c] (both only for pieces of two or more bytes).  Their token-table slots and piece-cache sets are prefetched here, so that
     # the lookups of a batch wait for memory together instead of one after another (one
     # piece ahead was too close: a piece that is a token takes about 25 ns, a line from
     # memory about 100; and between a benchmark's rounds the other tokenizers evict these
@@ -713,7 +764,7 @@ cdef inline Py_ssize_t _scan_ahead(const TokenTable* t, const Local* loc, int pi
     while c < SCAN_AHEAD and i < n:
         j = scan_piece(pid, p, n, i)
         if j - i > 1:
-            hashes[c] = hash_bytes(p + i, j - i)
+            hashes[c] = hash_and_head(p + i, j - i, &heads[c])
             _prefetch_lookup(t, loc, hashes[c])
         c += 1
         bounds[c] = j
@@ -858,9 +909,10 @@ cdef class Encoder:
         cdef Py_ssize_t i = 0, k = out.k, k_start = out.k, m, count, c, size
         cdef Py_ssize_t bounds[SCAN_AHEAD + 1]
         cdef uint64_t hashes[SCAN_AHEAD]
+        cdef uint64_t heads[SCAN_AHEAD]
         cdef Local loc = self._loc()
         while i < n:
-            count = _scan_ahead(&self.tb.table, &loc, pid, p, n, i, bounds, hashes)
+            count = _scan_ahead(&self.tb.table, &loc, pid, p, n, i, bounds, hashes, heads)
             if count < 0:
                 return count
             # room for the batch at once: a piece gives at most one id per byte
@@ -870,7 +922,7 @@ cdef class Encoder:
                     return OUT_OF_MEMORY
             for c in range(count):
                 size = bounds[c + 1] - bounds[c]
-                m = bpe_piece_cached(&self.tb, &loc, p + bounds[c], size, hashes[c], out.ids + k)
+                m = bpe_piece_cached(&self.tb, &loc, p + bounds[c], size, hashes[c], heads[c], out.ids + k)
                 if m < 0:
                     out.k = k
                     return OUT_OF_MEMORY
@@ -1094,6 +1146,7 @@ cdef class Encoder:
         cdef Py_ssize_t n, i = 0, k = 0, m = 0, cap = 256, c, count, size
         cdef Py_ssize_t bounds[SCAN_AHEAD + 1]
         cdef uint64_t hashes[SCAN_AHEAD]
+        cdef uint64_t heads[SCAN_AHEAD]
         cdef Utf8 u
         utf8_get(text, &u)
         cdef const uint8_t* p = u.p
@@ -1108,7 +1161,7 @@ cdef class Encoder:
             with nogil:
                 loc = self._loc()
                 while i < n and k >= 0:
-                    count = _scan_ahead(&self.tb.table, &loc, pid, p, n, i, bounds, hashes)
+                    count = _scan_ahead(&self.tb.table, &loc, pid, p, n, i, bounds, hashes, heads)
                     if count < 0:
                         m = count
                         break
@@ -1121,7 +1174,7 @@ cdef class Encoder:
                                 m = -1
                                 break
                             scratch = <tok_t*>grown
-                        m = bpe_piece_cached(&self.tb, &loc, p + bounds[c], size, hashes[c], scratch)
+                        m = bpe_piece_cached(&self.tb, &loc, p + bounds[c], size, hashes[c], heads[c], scratch)
                         if m < 0:
                             break
                         k += m
@@ -1141,6 +1194,7 @@ cdef class Encoder:
         """Encode each pre-token ``str``; raises ``UnicodeEncodeError`` on lone surrogates."""
         self._check_ready()
         cdef Py_ssize_t n = len(pieces), i, total = 0, k = 0, m = 0, size
+        cdef uint64_t h, head = 0
         cdef Local loc
         if n == 0:
             return []
@@ -1165,8 +1219,8 @@ cdef class Encoder:
                     m = idb_reserve(&out, lens[i])
                     if m < 0:
                         break
-                    m = bpe_piece_cached(&self.tb, &loc, <const uint8_t*>ptrs[i], lens[i],
-                                         hash_bytes(<const uint8_t*>ptrs[i], lens[i]) if lens[i] > 1 else 0,
+                    h = hash_and_head(<const uint8_t*>ptrs[i], lens[i], &head) if lens[i] > 1 else 0
+                    m = bpe_piece_cached(&self.tb, &loc, <const uint8_t*>ptrs[i], lens[i], h, head,
                                          out.ids + out.k)
                     if m < 0:
                         break

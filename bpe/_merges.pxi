@@ -7,7 +7,7 @@
 # among equal entries, that is the same pair at several places), and so on until no
 # adjacent pair is listed.  With ``ignore_merges`` a piece that is itself a vocabulary token
 # is that token.  The pure-Python twin is ``bpe.models.bpe.MergeBPE.tokenize``.  Encoders in
-# this rule reach ``ml_piece`` through the piece cache (``_piece_merged``), as the rank rule
+# this rule reach ``ml_piece`` through the piece cache (``_piece_uncommon``), as the rank rule
 # reaches its merge loop, and start from whole characters where that provably gives the
 # same ids (``ml_char_units``, at the end of this file).
 #

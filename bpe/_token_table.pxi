@@ -32,6 +32,16 @@ cdef uint64_t hash_bytes(const uint8_t* data, Py_ssize_t n) noexcept nogil:
     return h
 
 
+cdef uint64_t hash_and_head(const uint8_t* data, Py_ssize_t n, uint64_t* head) noexcept nogil:
+    # hash_bytes(data, n) (n >= 1), with _head(data, n) put in head: a piece's lookups compare
+    # that word, which hashing has just read
+    cdef uint64_t w = bpe_word(data, n)
+    head[0] = w
+    if n <= 16:
+        return bpe_hash16w(w, data, n)
+    return hash_bytes(data, n)
+
+
 cdef int _no_memory() except -1 nogil:
     with gil:
         raise MemoryError("bpe: out of memory while building the token table")
@@ -91,14 +101,14 @@ cdef inline tok_t _tt_find_hashed(const TokenTable* t, const uint8_t* data, Py_s
     cdef uint64_t bit = h >> 42
     if not ((t.filter[bit >> 6] >> (bit & 63)) & 1):
         return NO_TOKEN
-    return _tt_probe(t, data, n, h)
+    return _tt_probe(t, data, n, h, _head(data, n))
 
 
 cdef inline tok_t _tt_probe(const TokenTable* t, const uint8_t* data, Py_ssize_t n,
-                            uint64_t h) noexcept nogil:
+                            uint64_t h, uint64_t head) noexcept nogil:
     # the table itself, without the filter: for strings that are mostly tokens (pre-tokens
-    # of text), where the filter's word would cost more than the probes it saves
-    cdef uint64_t head = _head(data, n)
+    # of text), where the filter's word would cost more than the probes it saves (head:
+    # _head(data, n))
     cdef Py_ssize_t mask = t.n_slots - 1
     cdef Py_ssize_t i = <Py_ssize_t>(h & <uint64_t>mask)
     cdef uint32_t want = <uint32_t>n if n < 255 else 255

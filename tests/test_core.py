@@ -161,30 +161,40 @@ def test_ids_past_21_bits_go_without_the_pair_cache(cython_backend):
 
 def test_piece_cache_sets_keep_their_pieces_apart(cython_backend):
     """Many distinct pieces that are not tokens, repeated in a shuffled order, so that the
-    two-way sets of the piece cache fill, swap and evict, and the cache for longer pieces
-    (more ids, or 15-22 bytes) overwrites its entries: every call gives the ids the merge
-    loop gives without any cache."""
+    two-way sets of the piece cache fill, swap and evict, and the caches for longer pieces
+    (more ids, or 15-22 bytes; 23-120 bytes) overwrite their entries: every call gives the ids
+    the merge loop gives without any cache.  (More pieces of each size than its cache has
+    entries: 2 x 16,384, 4,096 and 256.)"""
     enc = bpe.get_encoding("o200k_base")
     rng = random.Random(5)
     letters = "bcdfghjklmnpqrstvwxz"
     ranks = enc.mergeable_ranks
+    syllables = sorted(t.decode() for t in ranks if 2 <= len(t) <= 4 and t.isalpha() and t.islower())
     pieces = set()
-    while len(pieces) < 12_000:
-        word = " " + "".join(rng.choice(letters) for _ in range(rng.randint(4, 24)))
-        if word.encode() not in ranks:
+    while len(pieces) < 50_000:  # (two or three tokens: mostly up to 3 ids)
+        word = " " + "".join(rng.choice(syllables) for _ in range(rng.randint(2, 3)))
+        if len(word) <= 14 and word.encode() not in ranks:
             pieces.add(word)
+    for count, low, high in ((3_000, 4, 13), (6_000, 14, 21), (900, 22, 60)):
+        size = len(pieces)
+        while len(pieces) < size + count:
+            word = " " + "".join(rng.choice(letters) for _ in range(rng.randint(low, high)))
+            if word.encode() not in ranks:
+                pieces.add(word)
     pieces = sorted(pieces)
     want = {p: enc._core.encode_piece_bytes(p.encode()) for p in pieces}
     short = [p for p in pieces if len(p) <= 14]
-    assert sum(len(want[p]) <= 3 for p in short) > 1000  # for the two-way sets
+    assert sum(len(want[p]) <= 3 for p in short) > 2 * 16_384  # for the two-way sets
     assert sum(len(want[p]) > 3 for p in short) > 100  # too many ids for them
-    assert sum(15 <= len(p) <= 22 for p in pieces) > 1000  # too long for them
+    assert sum(15 <= len(p) <= 22 for p in pieces) > 4_096  # too long for them
+    assert sum(23 <= len(p) <= 120 and len(want[p]) <= 32 for p in pieces) > 256  # the longest
     order = pieces * 3
     rng.shuffle(order)
     enc._core._forget_cached_pieces()
-    for start in range(0, len(order), 500):
-        chunk = order[start:start + 500]
+    for start in range(0, len(order), 2000):
+        chunk = order[start:start + 2000]
         assert enc._core.encode_pieces(chunk) == [i for p in chunk for i in want[p]], start
+
 
 def test_batch_matches_single_calls(backend, threads_for_any_batch):
     enc = bpe.get_encoding("cl100k_base")
