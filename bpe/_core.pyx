@@ -107,7 +107,7 @@ cdef extern from "_piece_cache.h":
         unsigned int gen
         unsigned char length
         unsigned char n_ids
-        unsigned char bytes[22]
+        unsigned char bytes[30]
         int ids[7]
     bpe_long_entry* bpe_long_cache_base() noexcept nogil
     bpe_long_entry* bpe_long_slot(bpe_long_entry* base, unsigned long long h) noexcept nogil
@@ -115,7 +115,7 @@ cdef extern from "_piece_cache.h":
         unsigned int gen
         unsigned char length
         unsigned char n_ids
-        unsigned char bytes[120]
+        unsigned char bytes[122]
         int ids[32]
     bpe_huge_entry* bpe_huge_cache_base() noexcept nogil
     bpe_huge_entry* bpe_huge_slot(bpe_huge_entry* base, unsigned long long h) noexcept nogil
@@ -184,27 +184,29 @@ cdef list _id_list(PyObject** id_objs, const tok_t* ids, Py_ssize_t k):
     cdef list out = bpe_list_unfilled(k)
     cdef PyObject** items = bpe_list_items(out)
     cdef Py_ssize_t i = 0, lead = k - 2 * ID_AHEAD
-    cdef PyObject* v
     cdef PyObject* w
     while i < lead:  # (the prefetches need no bounds here)
         bpe_prefetch(&id_objs[ids[i + 2 * ID_AHEAD]])
         w = id_objs[ids[i + ID_AHEAD]]
         if w != NULL:
             bpe_prefetch(w)
-        v = id_objs[ids[i]]
-        if v == NULL:
-            v = _new_id_obj(id_objs, ids[i], items, i, k)
-        Py_INCREF(<object>v)
-        items[i] = v
+        _put_id(id_objs, ids, items, i, k)
         i += 1
     while i < k:
-        v = id_objs[ids[i]]
-        if v == NULL:
-            v = _new_id_obj(id_objs, ids[i], items, i, k)
-        Py_INCREF(<object>v)
-        items[i] = v
+        _put_id(id_objs, ids, items, i, k)
         i += 1
     return out
+
+
+cdef inline int _put_id(PyObject** id_objs, const tok_t* ids, PyObject** items, Py_ssize_t i,
+                        Py_ssize_t k) except -1:
+    # items[i]: a new reference to the int object of ids[i]
+    cdef PyObject* v = id_objs[ids[i]]
+    if v == NULL:
+        v = _new_id_obj(id_objs, ids[i], items, i, k)
+    Py_INCREF(<object>v)
+    items[i] = v
+    return 0
 
 
 cdef PyObject* _new_id_obj(PyObject** id_objs, tok_t id, PyObject** items, Py_ssize_t i,
@@ -546,10 +548,10 @@ cdef Py_ssize_t _bpe_long(const Tables* tb, const uint8_t* p, Py_ssize_t n, cons
 # Natural text repeats its words, so the ids of recent pieces that are not single tokens are
 # kept in three caches: 16,384 sets of two 32-byte entries (one cache line per set, 1 MiB),
 # each entry a piece of up to 14 bytes that gives up to 3 ids, the set's last used entry
-# first; 4,096 direct-mapped 64-byte entries (256 KiB) for pieces of up to 22 bytes that do
-# not fit those (more ids, as cl100k gives Cyrillic words, or 15-22 bytes); and 256
-# direct-mapped 256-byte entries (64 KiB) for pieces of 23-120 bytes and up to 32 ids (rules
-# of '=' or '#' in code, which merge at hundreds of instructions a byte): 1.3 MiB per
+# first; 4,096 direct-mapped 64-byte entries (256 KiB) for pieces of up to 30 bytes and 7
+# ids that do not fit those (more ids, as cl100k gives Cyrillic words, or 15-30 bytes); and
+# 256 direct-mapped 256-byte entries (64 KiB) for pieces of 31-122 bytes and up to 32 ids
+# (rules of '=' or '#' in code, which merge at hundreds of instructions a byte): 1.3 MiB per
 # thread that encodes, and no more however many distinct pieces go by.  Simulated in one
 # pass over each shared corpus, they hit 57% of the non-token pieces of English, 69% of
 # Spanish, 17% of multilingual (o200k: its long CJK pieces fit neither) and 69-77% of code,
@@ -563,9 +565,9 @@ cdef Py_ssize_t _bpe_long(const Tables* tb, const uint8_t* p, Py_ssize_t n, cons
 cdef enum:
     CACHE_MAX_BYTES = 14
     CACHE_MAX_IDS = 3
-    LONG_CACHE_MAX_BYTES = 22
+    LONG_CACHE_MAX_BYTES = 30          # (the sizes of bpe/_piece_cache.h's entries)
     LONG_CACHE_MAX_IDS = 7
-    HUGE_CACHE_MAX_BYTES = 120
+    HUGE_CACHE_MAX_BYTES = 122
     HUGE_CACHE_MAX_IDS = 32
 
 cdef uint64_t _generations = 0
@@ -663,22 +665,19 @@ cdef Py_ssize_t _piece_uncommon(Tables* tb, Local* loc, const uint8_t* p, Py_ssi
     cdef unsigned int gen = <unsigned int>loc.gen
     cdef bpe_long_entry* g = NULL
     cdef bpe_huge_entry* x = NULL
-    cdef Py_ssize_t k = NOT_ENCODED, i
+    cdef Py_ssize_t k = -1, i
     if n <= LONG_CACHE_MAX_BYTES:
         # pieces too long for the sets, or with too many ids
         g = bpe_long_slot(loc.long_pieces, h)
-        if g.gen == gen and g.length == n and memcmp(g.bytes, p, n) == 0:
-            for i in range(g.n_ids):
-                out[i] = g.ids[i]
-            return g.n_ids
+        k = _entry_ids(g.gen, g.length, g.n_ids, g.bytes, g.ids, gen, p, n, out)
     elif n <= HUGE_CACHE_MAX_BYTES:
         # rarer still, but each costs hundreds of instructions per byte to merge (rules of
         # '=' or '#' in code and text)
         x = bpe_huge_slot(loc.huge_pieces, h)
-        if x.gen == gen and x.length == n and memcmp(x.bytes, p, n) == 0:
-            for i in range(x.n_ids):
-                out[i] = x.ids[i]
-            return x.n_ids
+        k = _entry_ids(x.gen, x.length, x.n_ids, x.bytes, x.ids, gen, p, n, out)
+    if k >= 0:
+        return k
+    k = NOT_ENCODED
     if loc.ml != NULL:
         k = ml_piece(loc.ml, &tb.cu, &tb.table, tb.byte_rank, p, n, out)
     elif n > tb.bt.min_bytes >= 0 and bt_usable(&tb.bt, &tb.table, tb.byte_rank):
@@ -696,20 +695,35 @@ cdef Py_ssize_t _piece_uncommon(Tables* tb, Local* loc, const uint8_t* p, Py_ssi
         for i in range(k):
             e[0].ids[i] = out[i]
     elif g != NULL and 0 < k <= LONG_CACHE_MAX_IDS:
-        g.gen = gen
-        g.length = <unsigned char>n
-        g.n_ids = <unsigned char>k
-        memcpy(g.bytes, p, n)
-        for i in range(k):
-            g.ids[i] = out[i]
+        _entry_fill(&g.gen, &g.length, &g.n_ids, g.bytes, g.ids, gen, p, n, out, k)
     elif x != NULL and 0 < k <= HUGE_CACHE_MAX_IDS:
-        x.gen = gen
-        x.length = <unsigned char>n
-        x.n_ids = <unsigned char>k
-        memcpy(x.bytes, p, n)
-        for i in range(k):
-            x.ids[i] = out[i]
+        _entry_fill(&x.gen, &x.length, &x.n_ids, x.bytes, x.ids, gen, p, n, out, k)
     return k
+
+
+cdef inline Py_ssize_t _entry_ids(unsigned int egen, Py_ssize_t length, Py_ssize_t k, const unsigned char* data,
+                                  const int* ids, unsigned int gen, const uint8_t* p, Py_ssize_t n,
+                                  tok_t* out) noexcept nogil:
+    # the ids of a long or huge entry (its fields) if it holds p[:n] for this encoder, else -1
+    cdef Py_ssize_t i
+    if egen != gen or length != n or memcmp(data, p, n) != 0:
+        return -1
+    for i in range(k):
+        out[i] = ids[i]
+    return k
+
+
+cdef inline void _entry_fill(unsigned int* egen, unsigned char* length, unsigned char* count, unsigned char* data,
+                             int* ids, unsigned int gen, const uint8_t* p, Py_ssize_t n, const tok_t* piece_ids,
+                             Py_ssize_t k) noexcept nogil:
+    # a long or huge entry (its fields) now holds p[:n] and its k ids
+    cdef Py_ssize_t i
+    egen[0] = gen
+    length[0] = <unsigned char>n
+    count[0] = <unsigned char>k
+    memcpy(data, p, n)
+    for i in range(k):
+        ids[i] = piece_ids[i]
 
 
 cdef Py_ssize_t bpe_piece(Tables* tb, Local* loc, const uint8_t* p, Py_ssize_t n, tok_t max_rank,
@@ -754,11 +768,12 @@ cdef inline Py_ssize_t _scan_ahead(const TokenTable* t, const Local* loc, int pi
                                    Py_ssize_t n, Py_ssize_t i, Py_ssize_t* bounds,
                                    uint64_t* hashes, uint64_t* heads) noexcept nogil:
     # Find up to SCAN_AHEAD pieces from p[i:]: piece c is p[bounds[c]:bounds[c + 1]] with hash
-    # hashes[c] and first word heads[c] (both only for pieces of two or more bytes).  Their token-table slots and piece-cache sets are prefetched here, so that
-    # the lookups of a batch wait for memory together instead of one after another (one
-    # piece ahead was too close: a piece that is a token takes about 25 ns, a line from
-    # memory about 100; and between a benchmark's rounds the other tokenizers evict these
-    # tables).  Returns the number of pieces, or PIECE_TOO_LONG.
+    # hashes[c] and first word heads[c] (both only for pieces of two or more bytes).  Their
+    # token-table slots and piece-cache sets are prefetched here, so that the lookups of a
+    # batch wait for memory together instead of one after another (one piece ahead was too
+    # close: a piece that is a token takes about 25 ns, a line from memory about 100; and
+    # between a benchmark's rounds the other tokenizers evict these tables).  Returns the
+    # number of pieces, or PIECE_TOO_LONG.
     cdef Py_ssize_t c = 0, j
     bounds[0] = i
     while c < SCAN_AHEAD and i < n:

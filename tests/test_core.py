@@ -162,7 +162,7 @@ def test_ids_past_21_bits_go_without_the_pair_cache(cython_backend):
 def test_piece_cache_sets_keep_their_pieces_apart(cython_backend):
     """Many distinct pieces that are not tokens, repeated in a shuffled order, so that the
     two-way sets of the piece cache fill, swap and evict, and the caches for longer pieces
-    (more ids, or 15-22 bytes; 23-120 bytes) overwrite their entries: every call gives the ids
+    (more ids, or 15-30 bytes; 31-122 bytes) overwrite their entries: every call gives the ids
     the merge loop gives without any cache.  (More pieces of each size than its cache has
     entries: 2 x 16,384, 4,096 and 256.)"""
     enc = bpe.get_encoding("o200k_base")
@@ -171,11 +171,13 @@ def test_piece_cache_sets_keep_their_pieces_apart(cython_backend):
     ranks = enc.mergeable_ranks
     syllables = sorted(t.decode() for t in ranks if 2 <= len(t) <= 4 and t.isalpha() and t.islower())
     pieces = set()
-    while len(pieces) < 50_000:  # (two or three tokens: mostly up to 3 ids)
-        word = " " + "".join(rng.choice(syllables) for _ in range(rng.randint(2, 3)))
-        if len(word) <= 14 and word.encode() not in ranks:
-            pieces.add(word)
-    for count, low, high in ((3_000, 4, 13), (6_000, 14, 21), (900, 22, 60)):
+    for count, low, high, parts in ((50_000, 3, 14, (2, 3)), (8_000, 15, 30, (4, 7))):
+        size = len(pieces)  # (of a few tokens: mostly no more ids than an entry holds)
+        while len(pieces) < size + count:
+            word = " " + "".join(rng.choice(syllables) for _ in range(rng.randint(*parts)))
+            if low <= len(word) <= high and word.encode() not in ranks:
+                pieces.add(word)
+    for count, low, high in ((3_000, 4, 13), (3_000, 14, 29), (900, 30, 66)):
         size = len(pieces)
         while len(pieces) < size + count:
             word = " " + "".join(rng.choice(letters) for _ in range(rng.randint(low, high)))
@@ -186,8 +188,8 @@ def test_piece_cache_sets_keep_their_pieces_apart(cython_backend):
     short = [p for p in pieces if len(p) <= 14]
     assert sum(len(want[p]) <= 3 for p in short) > 2 * 16_384  # for the two-way sets
     assert sum(len(want[p]) > 3 for p in short) > 100  # too many ids for them
-    assert sum(15 <= len(p) <= 22 for p in pieces) > 4_096  # too long for them
-    assert sum(23 <= len(p) <= 120 and len(want[p]) <= 32 for p in pieces) > 256  # the longest
+    assert sum(15 <= len(p) <= 30 and len(want[p]) <= 7 for p in pieces) > 4_096  # too long for them
+    assert sum(31 <= len(p) <= 122 and len(want[p]) <= 32 for p in pieces) > 256  # the longest
     order = pieces * 3
     rng.shuffle(order)
     enc._core._forget_cached_pieces()
