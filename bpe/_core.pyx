@@ -120,6 +120,11 @@ cdef extern from "_piece_cache.h":
     bpe_huge_entry* bpe_huge_cache_base() noexcept nogil
     bpe_huge_entry* bpe_huge_slot(bpe_huge_entry* base, unsigned long long h) noexcept nogil
 
+# the direct-mapped entries (same fields, different sizes)
+ctypedef fused sized_entry:
+    bpe_long_entry
+    bpe_huge_entry
+
 
 import operator
 
@@ -610,7 +615,8 @@ cdef inline Py_ssize_t bpe_piece_cached(Tables* tb, Local* loc, const uint8_t* p
     """``bpe_piece`` with the whole-piece lookup, the piece cache, whole-character units and,
     for pieces longer than ``bt.min_bytes``, the backtracking encoder (linear time); no
     ``max_rank``.  ``h`` is ``hash_bytes(p, n)`` and ``head`` is ``_head(p, n)`` (both from
-    ``hash_and_head``; any values when n <= 1).  This part (what most pieces need) is inlined into the loops over pieces; ``_piece_uncommon`` is not."""
+    ``hash_and_head``; any values when n <= 1).  This part (what most pieces need) is
+    inlined into the loops over pieces; ``_piece_uncommon`` is not."""
     cdef tok_t r
     cdef bpe_cache_entry* e = NULL
     if n <= 1:
@@ -665,18 +671,18 @@ cdef Py_ssize_t _piece_uncommon(Tables* tb, Local* loc, const uint8_t* p, Py_ssi
     cdef unsigned int gen = <unsigned int>loc.gen
     cdef bpe_long_entry* g = NULL
     cdef bpe_huge_entry* x = NULL
-    cdef Py_ssize_t k = -1, i
+    cdef Py_ssize_t hit = -1, k, i
     if n <= LONG_CACHE_MAX_BYTES:
         # pieces too long for the sets, or with too many ids
         g = bpe_long_slot(loc.long_pieces, h)
-        k = _entry_ids(g.gen, g.length, g.n_ids, g.bytes, g.ids, gen, p, n, out)
+        hit = _entry_ids(g, gen, p, n, out)
     elif n <= HUGE_CACHE_MAX_BYTES:
         # rarer still, but each costs hundreds of instructions per byte to merge (rules of
         # '=' or '#' in code and text)
         x = bpe_huge_slot(loc.huge_pieces, h)
-        k = _entry_ids(x.gen, x.length, x.n_ids, x.bytes, x.ids, gen, p, n, out)
-    if k >= 0:
-        return k
+        hit = _entry_ids(x, gen, p, n, out)
+    if hit >= 0:
+        return hit
     k = NOT_ENCODED
     if loc.ml != NULL:
         k = ml_piece(loc.ml, &tb.cu, &tb.table, tb.byte_rank, p, n, out)
@@ -689,41 +695,39 @@ cdef Py_ssize_t _piece_uncommon(Tables* tb, Local* loc, const uint8_t* p, Py_ssi
     if e != NULL and 0 < k <= CACHE_MAX_IDS:
         # into the set's first place; the entry there moves to the second
         e[1] = e[0]
-        e[0].gen = <unsigned int>loc.gen
+        e[0].gen = gen
         e[0].head = _head(p, n)
         e[0].rest = _piece_rest(p, n) | (<uint64_t>k << 56)
         for i in range(k):
             e[0].ids[i] = out[i]
     elif g != NULL and 0 < k <= LONG_CACHE_MAX_IDS:
-        _entry_fill(&g.gen, &g.length, &g.n_ids, g.bytes, g.ids, gen, p, n, out, k)
+        _entry_fill(g, gen, p, n, out, k)
     elif x != NULL and 0 < k <= HUGE_CACHE_MAX_IDS:
-        _entry_fill(&x.gen, &x.length, &x.n_ids, x.bytes, x.ids, gen, p, n, out, k)
+        _entry_fill(x, gen, p, n, out, k)
     return k
 
 
-cdef inline Py_ssize_t _entry_ids(unsigned int egen, Py_ssize_t length, Py_ssize_t k, const unsigned char* data,
-                                  const int* ids, unsigned int gen, const uint8_t* p, Py_ssize_t n,
+cdef inline Py_ssize_t _entry_ids(const sized_entry* x, unsigned int gen, const uint8_t* p, Py_ssize_t n,
                                   tok_t* out) noexcept nogil:
-    # the ids of a long or huge entry (its fields) if it holds p[:n] for this encoder, else -1
+    # the ids of entry x if it holds p[:n] for this encoder, else -1
     cdef Py_ssize_t i
-    if egen != gen or length != n or memcmp(data, p, n) != 0:
+    if x.gen != gen or x.length != n or memcmp(x.bytes, p, n) != 0:
         return -1
-    for i in range(k):
-        out[i] = ids[i]
-    return k
+    for i in range(x.n_ids):
+        out[i] = x.ids[i]
+    return x.n_ids
 
 
-cdef inline void _entry_fill(unsigned int* egen, unsigned char* length, unsigned char* count, unsigned char* data,
-                             int* ids, unsigned int gen, const uint8_t* p, Py_ssize_t n, const tok_t* piece_ids,
-                             Py_ssize_t k) noexcept nogil:
-    # a long or huge entry (its fields) now holds p[:n] and its k ids
+cdef inline void _entry_fill(sized_entry* x, unsigned int gen, const uint8_t* p, Py_ssize_t n,
+                             const tok_t* piece_ids, Py_ssize_t k) noexcept nogil:
+    # entry x now holds p[:n] and its k ids (k fits the entry)
     cdef Py_ssize_t i
-    egen[0] = gen
-    length[0] = <unsigned char>n
-    count[0] = <unsigned char>k
-    memcpy(data, p, n)
+    x.gen = gen
+    x.length = <unsigned char>n
+    x.n_ids = <unsigned char>k
+    memcpy(x.bytes, p, n)
     for i in range(k):
-        ids[i] = piece_ids[i]
+        x.ids[i] = piece_ids[i]
 
 
 cdef Py_ssize_t bpe_piece(Tables* tb, Local* loc, const uint8_t* p, Py_ssize_t n, tok_t max_rank,
