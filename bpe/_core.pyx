@@ -72,6 +72,7 @@ cdef extern from "Python.h":
 # the thread-local piece caches (bpe/_piece_cache.h).
 cdef extern from "_c_helpers.h":
     uint64_t bpe_word(const uint8_t* p, Py_ssize_t n) noexcept nogil
+    int32_t bpe_min_keys(const int32_t* key, Py_ssize_t m) noexcept nogil
     void bpe_copy16(char* dst, const uint8_t* src) noexcept nogil
     uint64_t bpe_hash16(const uint8_t* p, Py_ssize_t n) noexcept nogil
     uint64_t bpe_hash16w(uint64_t a, const uint8_t* p, Py_ssize_t n) noexcept nogil
@@ -383,13 +384,13 @@ cdef Py_ssize_t _bpe_short(const Tables* tb, const uint8_t* p, Py_ssize_t n, con
     for i in range(n):
         nxt[i] = <int32_t>(i + 1)
         prv[i] = <int32_t>(i - 1)
+    cdef Py_ssize_t padded = (n + 7) & ~7     # (LINEAR_MAX is a multiple of 8)
     for i in range(n - 1):
         key[i] = _short_key(_first_rank(tb, p, off, out, i, limit, loc), i)
-    key[n - 1] = SHORT_NONE
+    for i in range(n - 1, padded):
+        key[i] = SHORT_NONE
     while True:
-        best = key[0]
-        for i in range(1, n):
-            best = key[i] if key[i] < best else best
+        best = bpe_min_keys(key, padded)
         if best == SHORT_NONE:
             break
         # part a absorbs the part after it
