@@ -78,3 +78,23 @@ def test_ab_with_peers_reports_the_ratio_to_tiktoken(tmp_path):
     assert "bpe/tiktoken A" in out.stdout and "B/A" in out.stdout
     bad = _run_ab(tmp_path, "--peers", "no-such-peer")
     assert bad.returncode != 0 and "no-such-peer" in bad.stderr
+
+
+def test_callgrind_section_reads_both_tools_totals(tmp_path):
+    # benchmarks.callgrind reads the instruction total of callgrind's output and, with
+    # --branches, cachegrind's branch events by the names its "events:" line gives them
+    sys.path.insert(0, ROOT)
+    try:
+        from benchmarks.callgrind import totals
+    finally:
+        sys.path.remove(ROOT)
+    callgrind = tmp_path / "callgrind.out"
+    callgrind.write_text("version: 1\ncreator: callgrind-3.19.0\nevents: Ir\nfl=(1) a.c\nfn=(1) f\n16 5\n"
+                         "totals: 123456\n")
+    cachegrind = tmp_path / "cachegrind.out"
+    cachegrind.write_text("desc: I1 cache: none\ncmd: python\nevents: Ir Bc Bcm Bi Bim\nfl=a.c\nfn=f\n"
+                          "16 5 2 1 0 0\nsummary: 987654 4321 210 55 7\n")
+    assert totals(str(callgrind)) == {"Ir": 123456}
+    assert totals(str(cachegrind)) == {"Ir": 987654, "Bc": 4321, "Bcm": 210, "Bi": 55, "Bim": 7}
+    (tmp_path / "cut.out").write_text("events: Ir\nfl=a.c\n16 5\n")
+    assert totals(str(tmp_path / "cut.out")) is None
