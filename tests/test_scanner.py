@@ -140,3 +140,27 @@ def test_every_two_ascii_bytes_start_pieces_like_regex():
             for label, split in _splitters():
                 bad = [t for t in texts if split(t, name) != _regex_split(t, name)]
                 assert not bad, (label, name, bad[:3])
+
+
+def test_o200k_ascii_rules_agree_with_the_regex_and_the_splitters():
+    # tests/o200k_ascii_rules.py tells o200k's pieces of ASCII text by where they start, by
+    # rules on character classes and runs (the form a bit-mask scanner works in).  It must
+    # agree with the regex and both splitters on the fixtures' ASCII paragraphs and on
+    # random strings over the characters the rules turn on (contractions of either case,
+    # '/' and line breaks after punctuation, tabs and spaces before each class, digits).
+    import random
+
+    import o200k_ascii_rules
+
+    texts = [p for fixture in ("austen.txt", "mixed.txt") for p in read_text(fixture).split("\n\n") if p.isascii()]
+    assert len(texts) > 40
+    rnd = random.Random(22)
+    alphabet = "aAbB zZ'.,/-(\n\r\t1234sStTdDmMrReEvVlL\x0b\x0c\x1f!"
+    texts += ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 14))) for _ in range(20000)]
+    texts += [" .x", "..x", "\t.x", ".\n/.x", "d'T'Ms", "don'tcha", "DON'T", "a'rEx", "  123", " \n  x"]
+    splitters = _splitters()
+    for text in texts:
+        expected = _regex_split(text, "o200k_base")
+        assert o200k_ascii_rules.split(text) == expected, text
+        for label, split in splitters:
+            assert split(text, "o200k_base") == expected, (label, text)
