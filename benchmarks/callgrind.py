@@ -1,13 +1,15 @@
 """Instructions per byte under valgrind's callgrind: bpe against exact peers, cold and warm.
 
     python -m benchmarks.callgrind [--encodings o200k_base,cl100k_base] [--peers tiktoken,fastokens,...]
-                                   [--bytes 800000] [--top 3] [--jobs 2] [--branches]
+                                   [--bytes 800000] [--corpus english.txt] [--top 3] [--jobs 2]
+                                   [--branches]
     python -m benchmarks --only callgrind
 
 Instruction counts do not depend on the machine's noise, so small differences show that
-timings on a noisy machine cannot.  The text is the first ``--bytes`` of english.txt
-(``$BPE_SHARED_DATA/corpora``; the bundled sample without it), cut into the ~8 KB documents of
-``python -m benchmarks`` and encoded one encode_ordinary call per document on one thread.
+timings on a noisy machine cannot.  The text is the first ``--bytes`` of ``--corpus``
+(english.txt unless named; from ``$BPE_SHARED_DATA/corpora``, the bundled sample without
+it), cut into the ~8 KB documents of ``python -m benchmarks`` and encoded one
+encode_ordinary call per document on one thread.
 For each encoding and encoder, three child processes run under ``valgrind --tool=callgrind``;
 each loads the encoder as ``benchmarks.run.peers`` does (the peers from the rank file), reads
 the text, starts the encoder cold as the ``regimes`` section's cold rounds do (untimed passes
@@ -59,9 +61,9 @@ from .run import documents, peers, table
 _CHILD = r"""
 import array, json, sys, time, zlib
 from benchmarks.run import cold_start, documents, peers, prime
-label, name, mode, limit = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+label, name, mode, limit, corpus = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
 enc = peers(name, frozenset([label]))[label]
-docs = documents(["english.txt"], limit)
+docs = documents([corpus], limit)
 if not getattr(enc, "cold_by_rebuild", False):
     prime(enc, docs)  # one-time lazy set-up, done before any cold round of `regimes` too
     cold_start(enc)()
@@ -91,11 +93,11 @@ def _env() -> dict:
 
 
 def _child(label: str, name: str, mode: str, limit: int, valgrind: Optional[str] = None,
-           branches: bool = False) -> dict:
+           branches: bool = False, corpus: str = "english.txt") -> dict:
     """Run the child once; under valgrind, return its instruction count as {"ir": n} (with
     ``branches``, from cachegrind with its branch simulation, plus "mispredicted": the
     mispredicted conditional and indirect branches)."""
-    argv = [sys.executable, "-c", _CHILD, label, name, mode, str(limit)]
+    argv = [sys.executable, "-c", _CHILD, label, name, mode, str(limit), corpus]
     if valgrind is None:
         out = subprocess.run(argv, capture_output=True, text=True, env=_env(), check=True, cwd="/")
         return json.loads(out.stdout)
@@ -130,17 +132,17 @@ def totals(path: str) -> Optional[dict]:
 
 
 def bench_callgrind(encodings: list[str], labels: list[str], limit: int, top: int = 3, jobs: int = 2,
-                    branches: bool = False) -> None:
+                    branches: bool = False, corpus: str = "english.txt") -> None:
     """Instructions per byte of bpe and of the ``top`` fastest of the exact peers in ``labels``
     (see the module's docstring); with ``branches``, mispredicted branches per byte too."""
     tool = "cachegrind --branch-sim=yes" if branches else "callgrind"
     print(f"\n## Instructions per byte (valgrind --tool={tool}), one encode_ordinary call per ~8 KB document "
-          f"of the first {limit / 1e6:.1f} MB of english.txt, single thread")
+          f"of the first {limit / 1e6:.1f} MB of {corpus}, single thread")
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         print("\n(needs valgrind: apt-get install valgrind)")
         return
-    docs = documents(["english.txt"], limit)
+    docs = documents([corpus], limit)
     n_bytes = sum(len(d.encode("utf-8")) for d in docs)
     for name in encodings:
         available = [k for k in labels if k in peers(name, frozenset(labels))]
@@ -150,14 +152,14 @@ def bench_callgrind(encodings: list[str], labels: list[str], limit: int, top: in
         for d in docs:
             want = zlib.crc32(array.array("I", ref.encode_ordinary(d)).tobytes(), want)
         # a native run of each encoder: its ids (against tiktoken's) and its speed on one cold pass
-        checks = {k: _child(k, name, "check", limit) for k in ["bpe"] + available}
+        checks = {k: _child(k, name, "check", limit, corpus=corpus) for k in ["bpe"] + available}
         exact = {k: c["crc"] == want for k, c in checks.items()}
         speed = {k: n_bytes / c["seconds"] / 1e6 for k, c in checks.items()}
         fastest = sorted((k for k in available if exact[k]), key=speed.get, reverse=True)[:top]
         chosen = ["bpe"] + fastest
         runs = [(k, mode) for k in chosen if exact[k] for mode in ("base", "cold", "warm")]
         with ThreadPoolExecutor(max_workers=jobs) as pool:  # counts do not depend on what runs beside
-            results = dict(zip(runs, pool.map(lambda r: _child(r[0], name, r[1], limit, valgrind, branches), runs)))
+            results = dict(zip(runs, pool.map(lambda r: _child(r[0], name, r[1], limit, valgrind, branches, corpus), runs)))
         counts = {r: c["ir"] for r, c in results.items()}
         per_byte = {k: ((counts[k, "cold"] - counts[k, "base"]) / n_bytes,
                         (counts[k, "warm"] - counts[k, "cold"]) / n_bytes) for k in chosen if exact[k]}
@@ -192,14 +194,16 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.callgrind", description=__doc__.split("\n\n")[0])
     parser.add_argument("--encodings", default="o200k_base,cl100k_base")
     parser.add_argument("--peers", default=DEFAULT_PEERS, help="labels of benchmarks.run.peers")
-    parser.add_argument("--bytes", type=int, default=800_000, help="bytes of english.txt")
+    parser.add_argument("--bytes", type=int, default=800_000, help="bytes of the corpus file")
+    parser.add_argument("--corpus", default="english.txt",
+                        help="a file of $BPE_SHARED_DATA/corpora (code_python.txt, multilingual.txt, ...)")
     parser.add_argument("--top", type=int, default=3, help="how many of the fastest exact peers to measure")
     parser.add_argument("--jobs", type=int, default=2, help="valgrind runs at once")
     parser.add_argument("--branches", action="store_true",
                         help="count with cachegrind's branch simulation: mispredicted branches per byte too")
     args = parser.parse_args(argv)
     bench_callgrind(args.encodings.split(","), [k for k in args.peers.split(",") if k and k != "bpe"], args.bytes,
-                    args.top, args.jobs, args.branches)
+                    args.top, args.jobs, args.branches, args.corpus)
     return 0
 
 
