@@ -71,8 +71,8 @@ static inline uint64_t bpe_hash16(const unsigned char* p, Py_ssize_t n) {
 /* ---- the merge loop's minimum ----
    The least of key[0..m) (m a multiple of 8, at least 8): the linear merge loop asks this
    after every merge, over keys padded to a multiple of 8, so that the loop's trip count
-   does not follow the piece's length (a branch per step that was mispredicted a tenth of
-   the time).  SSE2 has no 32-bit minimum: a compare and a select make one. */
+   does not follow the piece's length (its exit branch was mispredicted about one time in
+   five).  SSE2 has no 32-bit minimum: a compare and a select make one. */
 #if !defined(BPE_NO_SIMD) && (defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2))
 #  include <emmintrin.h>
 static inline __m128i bpe_min4(__m128i a, __m128i b) {

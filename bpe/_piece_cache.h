@@ -1,6 +1,7 @@
 /* The compiled encoder's thread-local piece caches (bpe/_core.pyx): a two-way set cache of
-   short pieces and direct-mapped ones of longer and of the longest pieces, each entry tagged with its
-   encoder's generation.  Only _core.pyx includes this header: each thread has one copy. */
+   short pieces and direct-mapped ones of longer and of the longest pieces, each entry tagged
+   with its encoder's generation.  Only _core.pyx includes this header: each thread has one
+   copy. */
 #ifndef BPE_PIECE_CACHE_H
 #define BPE_PIECE_CACHE_H
 
