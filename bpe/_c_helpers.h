@@ -246,6 +246,130 @@ static inline Py_ssize_t bpe_ascii_run(const unsigned char* s, Py_ssize_t n, Py_
     return i;
 }
 
+/* ---- the scanner: classes of 64 bytes at once, one bit per byte ----
+   The o200k scanner's block path (_scanner.pxd: o200k_ascii_bounds) decides where pieces
+   start from these masks with word-wide bit operations.  Bit k of each mask stands for
+   byte k of p[:64]; bytes at or past n count as non-ASCII (bit set in `high`, in no other
+   mask), so that the block ends there.  `lower` is bit 5 of the byte (the case bit of a
+   letter; meaningless for other bytes).  With SSE2 each 16 bytes take a few compares and a
+   movemask per class; elsewhere (and with BPE_NO_SIMD) eight bytes at a time in a word:
+   bytes below 0x80 never carry into their neighbour, so a compare is an add and a mask,
+   and the eight bits are gathered by one multiply.  Both read only p[:min(n, 64)]. */
+typedef struct {
+    uint64_t high, letter, lower, digit, space, ctl, nl, apos, slash;
+} bpe_ascii_masks;
+
+/* bit 7 of each byte of x, gathered into the low byte (byte k -> bit k) */
+static inline uint64_t bpe_gather8(uint64_t x) {
+    return (((x & 0x8080808080808080ULL) >> 7) * 0x0102040810204080ULL) >> 56;
+}
+/* per byte of w (each below 0x80): bit 7 set where lo <= byte <= hi */
+static inline uint64_t bpe_swar_range(uint64_t w, unsigned lo, unsigned hi) {
+    const uint64_t ones = 0x0101010101010101ULL;
+    return (w + ones * (0x80 - lo)) & ~(w + ones * (0x7F - hi));
+}
+static inline void bpe_classify64_words(const unsigned char* p, Py_ssize_t n, bpe_ascii_masks* m) {
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    memset(m, 0, sizeof(*m));
+    for (int q = 0; q < 8; q++) {
+        uint64_t w = 0, hi, x;
+        int base = 8 * q;
+        if (base + 8 <= n) {
+            memcpy(&w, p + base, 8);
+            hi = w & high;
+        } else {
+            hi = 0;
+            for (int k = 0; k < 8; k++) {
+                if (base + k < n) w |= (uint64_t)p[base + k] << (8 * k);
+                else hi |= (uint64_t)0x80 << (8 * k);
+            }
+            hi |= w & high;
+        }
+        w &= ~high;            /* (non-ASCII bytes as their low seven bits; masked below) */
+        x = w | ones * 0x20;
+#define BPE_PUT(field, bits) m->field |= bpe_gather8((bits) & ~hi) << base
+        m->high |= bpe_gather8(hi) << base;
+        BPE_PUT(letter, bpe_swar_range(x, 'a', 'z'));
+        BPE_PUT(lower, w << 2);
+        BPE_PUT(digit, bpe_swar_range(w, '0', '9'));
+        BPE_PUT(space, bpe_swar_range(w, ' ', ' '));
+        BPE_PUT(ctl, bpe_swar_range(w, 9, 13));
+        BPE_PUT(nl, bpe_swar_range(w, 10, 10) | bpe_swar_range(w, 13, 13));
+        BPE_PUT(apos, bpe_swar_range(w, '\'', '\''));
+        BPE_PUT(slash, bpe_swar_range(w, '/', '/'));
+#undef BPE_PUT
+    }
+}
+#if !defined(BPE_NO_SIMD) && (defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2))
+#  include <emmintrin.h>
+#  define BPE_CLASSIFY_SSE2 1
+static inline void bpe_classify64(const unsigned char* p, Py_ssize_t n, bpe_ascii_masks* m) {
+    unsigned char tail[64];
+    uint64_t past = 0;
+    if (n < 64) {
+        /* (a text's last bytes: copied, so that no load reads past the text) */
+        memset(tail, 0x80, 64);
+        if (n > 0) memcpy(tail, p, (size_t)n);
+        p = tail;
+        past = ~(uint64_t)0 << (n > 0 ? n : 0);
+    }
+    const __m128i c20 = _mm_set1_epi8(0x20);
+    memset(m, 0, sizeof(*m));
+    for (int q = 0; q < 4; q++) {
+        __m128i x = _mm_loadu_si128((const __m128i*)(p + 16 * q));
+        __m128i xl = _mm_or_si128(x, c20);
+        int s = 16 * q;
+#define BPE_MASK(v) ((uint64_t)(uint32_t)_mm_movemask_epi8(v) << s)
+#define BPE_IN(v, lo, hi) _mm_and_si128(_mm_cmpgt_epi8((v), _mm_set1_epi8((lo) - 1)), \
+                                        _mm_cmplt_epi8((v), _mm_set1_epi8((hi) + 1)))
+        /* (signed compares: bytes from 0x80 are negative and fall in no range) */
+        m->high |= BPE_MASK(x);
+        m->letter |= BPE_MASK(BPE_IN(xl, 'a', 'z'));
+        m->lower |= BPE_MASK(_mm_slli_epi16(x, 2));
+        m->digit |= BPE_MASK(BPE_IN(x, '0', '9'));
+        m->space |= BPE_MASK(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')));
+        m->ctl |= BPE_MASK(BPE_IN(x, 9, 13));
+        m->nl |= BPE_MASK(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(10)),
+                                       _mm_cmpeq_epi8(x, _mm_set1_epi8(13))));
+        m->apos |= BPE_MASK(_mm_cmpeq_epi8(x, _mm_set1_epi8('\'')));
+        m->slash |= BPE_MASK(_mm_cmpeq_epi8(x, _mm_set1_epi8('/')));
+#undef BPE_MASK
+#undef BPE_IN
+    }
+    m->high |= past;
+}
+#else
+#  define BPE_CLASSIFY_SSE2 0
+static inline void bpe_classify64(const unsigned char* p, Py_ssize_t n, bpe_ascii_masks* m) {
+    bpe_classify64_words(p, n, m);
+}
+#endif
+/* whether p[:min(n, 8)] holds the lead byte of a three- or four-byte character (0xE0 and
+   up: the top three bits set) */
+static inline int bpe_long_lead8(const unsigned char* p, Py_ssize_t n) {
+    uint64_t w = bpe_word(p, n < 8 ? n : 8);
+    return (w & (w << 1) & (w << 2) & 0x8080808080808080ULL) != 0;
+}
+static inline int bpe_ctz64(uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctzll(x);
+#else
+    int k = 0;
+    while (!(x & 1)) { x >>= 1; k++; }
+    return k;
+#endif
+}
+/* index of the highest set bit of x (x != 0) */
+static inline int bpe_top64(uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return 63 - __builtin_clzll(x);
+#else
+    int k = 0;
+    while (x >>= 1) k++;
+    return k;
+#endif
+}
+
 /* Where characters start in UTF-8 text, for the character offsets of tokens: for each
    eight-byte block j of p[:n] (j = 0 .. n / 8), index[j] holds how many bytes of p[:8j] are
    continuation bytes (10xxxxxx), shifted left 8, and in its low byte bit i set when byte

@@ -43,7 +43,7 @@ from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
-from bpe._scanner cimport PAT_NONE, scan_piece
+from bpe._scanner cimport PAT_NONE, scan_piece, has_blocks, piece_bounds, bpe_ctz64
 
 from bpe._scanner import PATTERN_IDS
 from bpe.errors import DisallowedSpecialTokenError, InputTooLongError, VocabularyError
@@ -767,6 +767,17 @@ cdef enum:
     # read) before they encode any (32 against 16, benchmarks.ab with peers: o200k prose
     # +2.2-2.3%, code +2.4%, multilingual +1.5%; 64 gave no more)
     SCAN_AHEAD = 32
+    # a batch ends after the block that reaches SCAN_AHEAD pieces (piece_bounds gives up to
+    # 63 at once): room for that many
+    SCAN_ROOM = SCAN_AHEAD + 63
+
+
+cdef inline void _hash_piece(const TokenTable* t, const Local* loc, const uint8_t* p, Py_ssize_t n,
+                             uint64_t* h, uint64_t* head) noexcept nogil:
+    # a piece's hash and first word, and its lookups prefetched (pieces of one byte need none)
+    if n > 1:
+        h[0] = hash_and_head(p, n, head)
+        _prefetch_lookup(t, loc, h[0])
 
 
 cdef inline Py_ssize_t _scan_ahead(const TokenTable* t, const Local* loc, int pid, const uint8_t* p,
@@ -779,16 +790,28 @@ cdef inline Py_ssize_t _scan_ahead(const TokenTable* t, const Local* loc, int pi
     # close: a piece that is a token takes about 25 ns, a line from memory about 100; and
     # between a benchmark's rounds the other tokenizers evict these tables).  Returns the
     # number of pieces, or PIECE_TOO_LONG.
-    cdef Py_ssize_t c = 0, j
+    cdef Py_ssize_t c = 0, j, base
+    cdef uint64_t more
     bounds[0] = i
     while c < SCAN_AHEAD and i < n:
-        j = scan_piece(pid, p, n, i)
-        if j - i > 1:
-            hashes[c] = hash_and_head(p + i, j - i, &heads[c])
-            _prefetch_lookup(t, loc, hashes[c])
-        c += 1
-        bounds[c] = j
-        i = j
+        # the starts a block of the text decides at once (o200k), else one piece from the
+        # scanner
+        more = piece_bounds(pid, p, n, i) if has_blocks(pid) else 0
+        if more == 0:
+            j = scan_piece(pid, p, n, i)
+            _hash_piece(t, loc, p + i, j - i, &hashes[c], &heads[c])
+            c += 1
+            bounds[c] = j
+            i = j
+            continue
+        base = i
+        while more:
+            j = base + bpe_ctz64(more)
+            more &= more - 1
+            _hash_piece(t, loc, p + i, j - i, &hashes[c], &heads[c])
+            c += 1
+            bounds[c] = j
+            i = j
     if i - bounds[0] >= 0x7FFFFFFF:
         # only a batch this long can hold a piece too long for 32-bit unit offsets
         for j in range(c):
@@ -927,9 +950,9 @@ cdef class Encoder:
         lookups read), then encoded.  ``words`` (or NULL) gets the end of every piece marked (see _offsets.pxi), counted in
         tokens from ``words.k0`` ids before the first one appended here."""
         cdef Py_ssize_t i = 0, k = out.k, k_start = out.k, m, count, c, size
-        cdef Py_ssize_t bounds[SCAN_AHEAD + 1]
-        cdef uint64_t hashes[SCAN_AHEAD]
-        cdef uint64_t heads[SCAN_AHEAD]
+        cdef Py_ssize_t bounds[SCAN_ROOM + 1]
+        cdef uint64_t hashes[SCAN_ROOM]
+        cdef uint64_t heads[SCAN_ROOM]
         cdef Local loc = self._loc()
         while i < n:
             count = _scan_ahead(&self.tb.table, &loc, pid, p, n, i, bounds, hashes, heads)
@@ -1164,9 +1187,9 @@ cdef class Encoder:
         self._check_ready()
         cdef int pid = PATTERN_IDS[pattern] if pattern is not None else PAT_NONE
         cdef Py_ssize_t n, i = 0, k = 0, m = 0, cap = 256, c, count, size
-        cdef Py_ssize_t bounds[SCAN_AHEAD + 1]
-        cdef uint64_t hashes[SCAN_AHEAD]
-        cdef uint64_t heads[SCAN_AHEAD]
+        cdef Py_ssize_t bounds[SCAN_ROOM + 1]
+        cdef uint64_t hashes[SCAN_ROOM]
+        cdef uint64_t heads[SCAN_ROOM]
         cdef Utf8 u
         utf8_get(text, &u)
         cdef const uint8_t* p = u.p

@@ -13,14 +13,21 @@ module that uses them (the encoder, the trainer's counter); this module holds th
 and ``split`` and ``count`` for tests and tools.  Each pattern function mirrors its regex
 alternative by alternative; the comments quote the alternative being matched.  All functions
 are pure C, run without the GIL and never read past ``n``.
+
+For o200k there is also a block path (``piece_bounds``): the starts of the pieces in up to 64
+bytes at once, from bit masks of the bytes' classes, where the text is ASCII or letters of
+either case; the encoder and ``split``/``count`` take it where it applies and scan one piece
+otherwise.  ``split(..., blocks=False)`` leaves it out, so that tests can hold the two against
+each other.
 """
 
 # cython: language_level=3
 
-from libc.stdint cimport uint8_t, uint32_t
+from libc.stdint cimport uint8_t, uint32_t, uint64_t
 
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
+    char* PyBytes_AS_STRING(object b)
 
 #: pattern name -> id understood by scan_piece (and Encoder.encode_text)
 PATTERN_IDS = {"gpt2": PAT_GPT2, "r50k_base": PAT_GPT2, "p50k_base": PAT_GPT2,
@@ -36,17 +43,27 @@ cdef int _pattern_id(str pattern) except -1:
     return pid
 
 
-def split(str text, str pattern):
-    """Split ``text`` with the scanner for a named pattern (for tests and tools)."""
-    cdef Py_ssize_t n, i = 0, j
+def split(str text, str pattern, bint blocks=True):
+    """Split ``text`` with the scanner for a named pattern (for tests and tools); with
+    ``blocks`` False, one piece at a time only (no block path: the two must agree)."""
+    cdef Py_ssize_t n, i = 0, j, base
     cdef const char* p
     cdef int pid = _pattern_id(pattern)
     cdef list out = []
+    cdef uint64_t m
     p = PyUnicode_AsUTF8AndSize(text, &n)
     while i < n:
-        j = scan_piece(pid, <const uint8_t*>p, n, i)
-        out.append(p[i:j].decode("utf-8"))
-        i = j
+        m = piece_bounds(pid, <const uint8_t*>p, n, i) if blocks else 0
+        if m == 0:
+            j = scan_piece(pid, <const uint8_t*>p, n, i)
+            out.append(p[i:j].decode("utf-8"))
+            i = j
+        base = i
+        while m:
+            j = base + bpe_ctz64(m)
+            m &= m - 1
+            out.append(p[i:j].decode("utf-8"))
+            i = j
     return out
 
 
@@ -56,8 +73,30 @@ def count(str text, str pattern):
     cdef Py_ssize_t n, i = 0, c = 0
     cdef int pid = _pattern_id(pattern)
     cdef const uint8_t* p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
+    cdef uint64_t m
     with nogil:
         while i < n:
-            i = scan_piece(pid, p, n, i)
-            c += 1
+            m = piece_bounds(pid, p, n, i)
+            if m == 0:
+                i = scan_piece(pid, p, n, i)
+                c += 1
+            else:
+                i += bpe_top64(m)
+                while m:
+                    m &= m - 1
+                    c += 1
     return c
+
+
+def _block_classes(bytes data, bint portable=False):
+    """For tests: the class masks of ``data[:64]`` that the o200k block path reads (see
+    ``_c_helpers.h``), from the build's classifier or, with ``portable``, from the
+    word-at-a-time one every build has."""
+    cdef bpe_ascii_masks m
+    cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(data)
+    if portable:
+        bpe_classify64_words(p, len(data), &m)
+    else:
+        bpe_classify64(p, len(data), &m)
+    return {"high": m.high, "letter": m.letter, "lower": m.lower, "digit": m.digit,
+            "space": m.space, "ctl": m.ctl, "nl": m.nl, "apos": m.apos, "slash": m.slash}

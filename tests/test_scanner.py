@@ -164,3 +164,107 @@ def test_o200k_ascii_rules_agree_with_the_regex_and_the_splitters():
         assert o200k_ascii_rules.split(text) == expected, text
         for label, split in splitters:
             assert split(text, "o200k_base") == expected, (label, text)
+
+
+# ---- o200k's block path: 64 bytes at once from bit masks (bpe/_scanner.pxd) ----
+
+def _compiled_scanner():
+    if _backend.COMPILED is None:
+        pytest.skip("the block path is the compiled scanner's")
+    from bpe import _scanner
+
+    return _scanner
+
+
+def _first_difference(got, expected):
+    at = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), min(len(got), len(expected)))
+    return f"piece {at} is {got[at:at + 2]!r}, expected {expected[at:at + 2]!r}"
+
+
+def _check_blocks(scanner, texts):
+    for text in texts:
+        expected = _regex_split(text, "o200k_base")
+        one_at_a_time = scanner.split(text, "o200k_base", blocks=False)
+        assert one_at_a_time == expected, (text, _first_difference(one_at_a_time, expected))
+        got = scanner.split(text, "o200k_base")
+        assert got == expected, (text, _first_difference(got, expected))
+        assert scanner.count(text, "o200k_base") == len(expected), text
+
+
+def test_o200k_blocks_split_random_text_like_regex():
+    # Long random strings over characters that turn the block rules: contractions (and long
+    # s), punctuation with its line breaks and slashes, runs of spaces, tabs, line breaks,
+    # digits and letters long enough to cross a block's 64 bytes, and non-ASCII characters of
+    # each class (upper- and lower-case letters inside a block; Lm/Lo, marks, digits, spaces
+    # and punctuation where a block ends).
+    import random
+
+    scanner = _compiled_scanner()
+    rnd = random.Random(64)
+    alphabets = [
+        "  \n\n\r\t\x0bab'.//1234567890",
+        "aaaa    \n\n   ''sSdDlLrReEvV",
+        "1111111 .,/\n\r\t",
+        " \t\x0b\x0c\r\n/./",
+        "aA'sSlLtTdDmMrReEvV.,/ \n\x1f!",
+        "aé ñÉ中文ʰー\u0301٣“—\u00a0x1 .\u0410\u0430's\u2028\x85",
+        "\u017f''\u017fa' A\u017fé",
+    ]
+    texts = []
+    for _ in range(6000):
+        text = "".join(rnd.choice(rnd.choice(alphabets)) for _ in range(rnd.randint(1, 200)))
+        if rnd.random() < 0.3:
+            text = text.replace("a", "x" * rnd.randint(1, 80))
+        texts.append(text)
+    _check_blocks(scanner, texts)
+
+
+@pytest.mark.parametrize("construct", [
+    "'re", "'s", "'S x", "x'", "'\u017f", "  \n", "\n\n  x", " \t.", "\t1", "1234567", "./\n/x",
+    "é", "ÉÉ", "ñ's", "日本", "ʰ", "\u0301", "\u00a0x", "\u2028", "“x", "٣", "Aa", "aA", "  ", ". x",
+])
+def test_o200k_blocks_at_every_offset_around_64_bytes(construct):
+    # A block decides the starts up to its last byte, or less before an apostrophe or a run
+    # of whitespace that reaches its end, and lets a non-ASCII character after it take part
+    # as a one-byte stand-in.  Each construct, placed so that it crosses, meets or follows
+    # the 64th byte after a piece start, must split like the regex.
+    scanner = _compiled_scanner()
+    texts = []
+    for filler in ("x", "ab ", "A.", "1 ", "\n"):
+        for size in range(48, 72):
+            head = (filler * size)[:size]
+            for tail in ("", "z", " y", "'ll", "\n"):
+                texts.append(head + construct + tail)
+                texts.append(" " + head + construct + tail)
+    _check_blocks(scanner, texts)
+
+
+def test_block_classes_agree_with_the_portable_classifier_and_bytes():
+    # The block path's byte classes: bit k of each mask for byte k of the first 64; bytes
+    # past the end count as non-ASCII.  The build's classifier (SSE2 where it has it) and the
+    # word-at-a-time one must both give exactly these, for every length up to past 64.
+    import random
+
+    scanner = _compiled_scanner()
+    rnd = random.Random(8)
+    tests = {
+        "letter": lambda b: b < 128 and chr(b).isalpha(),
+        "lower": lambda b: bool(b & 0x20),
+        "digit": lambda b: 48 <= b <= 57,
+        "space": lambda b: b == 32,
+        "ctl": lambda b: 9 <= b <= 13,
+        "nl": lambda b: b in (10, 13),
+        "apos": lambda b: b == 39,
+        "slash": lambda b: b == 47,
+    }
+    for length in list(range(0, 70)) + [128] * 20:
+        data = bytes(rnd.choice([rnd.randrange(256), rnd.randrange(128), 39, 47, 32, 10]) for _ in range(length))
+        expected = {"high": sum(1 << k for k in range(64) if k >= length or data[k] >= 0x80)}
+        for name, test in tests.items():
+            expected[name] = sum(1 << k for k in range(min(length, 64)) if data[k] < 0x80 and test(data[k]))
+        for portable in (False, True):
+            got = scanner._block_classes(data, portable)
+            # (the case bit is only read on letters)
+            got["lower"] &= expected["letter"]
+            want = dict(expected, lower=expected["lower"] & expected["letter"])
+            assert got == want, (length, portable, data)
