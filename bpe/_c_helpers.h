@@ -327,8 +327,8 @@ static inline void bpe_classify64(const unsigned char* p, Py_ssize_t n, bpe_asci
         m->letter |= BPE_MASK(BPE_IN(xl, 'a', 'z'));
         m->lower |= BPE_MASK(_mm_slli_epi16(x, 2));
         m->digit |= BPE_MASK(BPE_IN(x, '0', '9'));
-        m->space |= BPE_MASK(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')));
-        m->ctl |= BPE_MASK(BPE_IN(x, 9, 13));
+        /* (a space and the controls 9-13 in one mask: bit 5 of the byte tells them apart) */
+        m->space |= BPE_MASK(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')), BPE_IN(x, 9, 13)));
         m->nl |= BPE_MASK(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(10)),
                                        _mm_cmpeq_epi8(x, _mm_set1_epi8(13))));
         m->apos |= BPE_MASK(_mm_cmpeq_epi8(x, _mm_set1_epi8('\'')));
@@ -337,6 +337,8 @@ static inline void bpe_classify64(const unsigned char* p, Py_ssize_t n, bpe_asci
 #undef BPE_IN
     }
     m->high |= past;
+    m->ctl = m->space & ~m->lower;
+    m->space &= m->lower;
 }
 #else
 #  define BPE_CLASSIFY_SSE2 0
