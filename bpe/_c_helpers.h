@@ -247,7 +247,7 @@ static inline Py_ssize_t bpe_ascii_run(const unsigned char* s, Py_ssize_t n, Py_
 }
 
 /* ---- the scanner: classes of 64 bytes at once, one bit per byte ----
-   The o200k scanner's block path (_scanner.pxd: o200k_ascii_bounds) decides where pieces
+   The o200k scanner's block path (_scanner.pxd: o200k_block_bounds) decides where pieces
    start from these masks with word-wide bit operations.  Bit k of each mask stands for
    byte k of p[:64]; bytes at or past n count as non-ASCII (bit set in `high`, in no other
    mask), so that the block ends there.  `lower` is bit 5 of the byte (the case bit of a
