@@ -302,7 +302,6 @@ static inline void bpe_classify64_words(const unsigned char* p, Py_ssize_t n, bp
 }
 #if !defined(BPE_NO_SIMD) && (defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2))
 #  include <emmintrin.h>
-#  define BPE_CLASSIFY_SSE2 1
 static inline void bpe_classify64(const unsigned char* p, Py_ssize_t n, bpe_ascii_masks* m) {
     unsigned char tail[64];
     uint64_t past = 0;
@@ -341,7 +340,6 @@ static inline void bpe_classify64(const unsigned char* p, Py_ssize_t n, bpe_asci
     m->space &= m->lower;
 }
 #else
-#  define BPE_CLASSIFY_SSE2 0
 static inline void bpe_classify64(const unsigned char* p, Py_ssize_t n, bpe_ascii_masks* m) {
     bpe_classify64_words(p, n, m);
 }

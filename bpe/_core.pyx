@@ -43,7 +43,7 @@ from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
-from bpe._scanner cimport PAT_NONE, scan_piece, has_blocks, piece_bounds, bpe_ctz64
+from bpe._scanner cimport PAT_NONE, scan_piece, piece_bounds, bpe_ctz64
 
 from bpe._scanner import PATTERN_IDS
 from bpe.errors import DisallowedSpecialTokenError, InputTooLongError, VocabularyError
@@ -786,8 +786,8 @@ cdef inline void _hash_piece(const TokenTable* t, const Local* loc, const uint8_
 cdef inline Py_ssize_t _scan_ahead(const TokenTable* t, const Local* loc, int pid, const uint8_t* p,
                                    Py_ssize_t n, Py_ssize_t i, Py_ssize_t* bounds,
                                    uint64_t* hashes, uint64_t* heads) noexcept nogil:
-    # Find up to SCAN_AHEAD pieces from p[i:]: piece c is p[bounds[c]:bounds[c + 1]] with hash
-    # hashes[c] and first word heads[c].  Their
+    # Find up to SCAN_AHEAD pieces from p[i:] (a few more when a block gives them): piece c is
+    # p[bounds[c]:bounds[c + 1]] with hash hashes[c] and first word heads[c].  Their
     # token-table slots and piece-cache sets are prefetched here, so that the lookups of a
     # batch wait for memory together instead of one after another (one piece ahead was too
     # close: a piece that is a token takes about 25 ns, a line from memory about 100; and
@@ -799,7 +799,7 @@ cdef inline Py_ssize_t _scan_ahead(const TokenTable* t, const Local* loc, int pi
     while c < SCAN_AHEAD and i < n:
         # the starts a block of the text decides at once (o200k), else one piece from the
         # scanner
-        more = piece_bounds(pid, p, n, i) if has_blocks(pid) else 0
+        more = piece_bounds(pid, p, n, i)
         if more == 0:
             j = scan_piece(pid, p, n, i)
             _hash_piece(t, loc, p + i, j - i, &hashes[c], &heads[c])

@@ -635,11 +635,6 @@ cdef inline uint64_t o200k_block_bounds(const uint8_t* s, Py_ssize_t n, Py_ssize
     return starts & ~<uint64_t>1 & (~<uint64_t>0 >> (63 - last))
 
 
-cdef inline bint has_blocks(int pattern) noexcept nogil:
-    """Whether ``piece_bounds`` may find pieces for this pattern (else it is always 0)."""
-    return pattern == PAT_O200K
-
-
 cdef inline uint64_t piece_bounds(int pattern, const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
     """Where the pieces after the one that starts at byte i start, for a run of them at once
     (bit k: byte i + k, as ``o200k_block_bounds``), or 0: then ``scan_piece`` finds the one

@@ -121,10 +121,7 @@ def test_ascii_letter_runs_of_every_length_and_end_byte():
                 for label, split in _splitters():
                     got = split(text, name)
                     if got != expected:  # report the first difference, not two long lists
-                        at = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b),
-                                  min(len(got), len(expected)))
-                        pytest.fail(f"{label} {name}: piece {at} is {got[at:at + 2]!r}, "
-                                    f"the regex gives {expected[at:at + 2]!r}")
+                        pytest.fail(f"{label} {name}: {_first_difference(got, expected)}")
 
 
 def test_every_two_ascii_bytes_start_pieces_like_regex():
