@@ -24,7 +24,9 @@ Performance notes
 * Pairs of parts that are the canonical split of no token are skipped without a lookup
   (bpe/_signatures.pxi); built once an encoder has merged 20,000 pieces.
 * Pieces are found 32 at a time and what their lookups read is prefetched before any is
-  encoded; the int objects of ids are prefetched as the id list is built.
+  encoded.
+* Each id's int object lies at a fixed place in a region the encoder owns
+  (bpe/_id_ints.pxi), so a list of ids is one reference increment per id, prefetched.
 * Pieces over BT_MIN_BYTES (256) bytes (100k spaces, a whole document with
   ``pattern=None``): the backtracking encoder (see its section), linear in practice.  Its
   tables (about 20 MB for o200k_base, 0.1 s to build) are built on the first such piece.
@@ -38,6 +40,7 @@ Performance notes
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.long cimport PyLong_FromLong
+from cpython.object cimport PyTypeObject
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
@@ -157,81 +160,6 @@ cdef int _check_status(Py_ssize_t status) except -1:
     return 0
 
 
-cdef enum:
-    ID_AHEAD = 8     # _id_list's prefetch distance (4 to 32 measured alike)
-    ID_BLOCK = 64    # int objects are made for this many neighbouring ids at once
-
-
-cdef inline Py_ssize_t _id_slots(Py_ssize_t n_ids) noexcept nogil:
-    # id_objs entries for n_ids ids: whole blocks, so that a block never needs a bound
-    return (n_ids + ID_BLOCK) & ~(<Py_ssize_t>ID_BLOCK - 1)
-
-
-cdef int _make_id_block(PyObject** id_objs, tok_t id) except -1:
-    # The int objects of the ID_BLOCK ids around ``id``, made one after another so that they
-    # lie side by side in memory: ids are ranks, so the frequent tokens' objects then share
-    # cache lines instead of lying wherever each was first needed.
-    cdef Py_ssize_t j, start = id & ~(<Py_ssize_t>ID_BLOCK - 1)
-    for j in range(start, start + ID_BLOCK):
-        if id_objs[j] == NULL:
-            obj = PyLong_FromLong(j)
-            Py_INCREF(obj)
-            id_objs[j] = <PyObject*>obj
-    return 0
-
-
-cdef list _id_list(PyObject** id_objs, const tok_t* ids, Py_ssize_t k):
-    # The int object of each id is made once and kept (id_objs), so building a list of ids is
-    # a reference increment per id instead of an allocation: that keeps the part of encoding
-    # that needs the GIL small, which is what lets threads scale.  Those objects are mostly
-    # out of cache, so the walk runs two prefetches ahead of itself: the id_objs entry
-    # 2 * ID_AHEAD ids on, and the object of the entry ID_AHEAD ids on (whose entry that
-    # first prefetch brought in).  The list's slots start unwritten (bpe_list_unfilled).
-    cdef list out = bpe_list_unfilled(k)
-    cdef PyObject** items = bpe_list_items(out)
-    cdef Py_ssize_t i = 0, lead = k - 2 * ID_AHEAD
-    cdef PyObject* w
-    while i < lead:  # (the prefetches need no bounds here)
-        bpe_prefetch(&id_objs[ids[i + 2 * ID_AHEAD]])
-        w = id_objs[ids[i + ID_AHEAD]]
-        if w != NULL:
-            bpe_prefetch(w)
-        _put_id(id_objs, ids, items, i, k)
-        i += 1
-    while i < k:
-        _put_id(id_objs, ids, items, i, k)
-        i += 1
-    return out
-
-
-cdef inline int _put_id(PyObject** id_objs, const tok_t* ids, PyObject** items, Py_ssize_t i,
-                        Py_ssize_t k) except -1:
-    # items[i]: a new reference to the int object of ids[i]
-    cdef PyObject* v = id_objs[ids[i]]
-    if v == NULL:
-        v = _new_id_obj(id_objs, ids[i], items, i, k)
-    Py_INCREF(<object>v)
-    items[i] = v
-    return 0
-
-
-cdef PyObject* _new_id_obj(PyObject** id_objs, tok_t id, PyObject** items, Py_ssize_t i,
-                           Py_ssize_t k) except NULL:
-    # _id_list's first use of an id's block; if making it fails, the list's unwritten slots
-    # i..k-1 are cleared first (the list is then dropped, and decrefs every slot)
-    try:
-        _make_id_block(id_objs, id)
-    except BaseException:
-        memset(items + i, 0, (k - i) * sizeof(PyObject*))
-        raise
-    return id_objs[id]
-
-
-cdef tuple _offsets_result(PyObject** id_objs, const tok_t* block, Py_ssize_t k):
-    # (ids, offsets block) of a block from Encoder._encode_offsets (see encode_offsets)
-    return _id_list(id_objs, block, k), PyBytes_FromStringAndSize(<const char*>(block + k), 3 * k * sizeof(uint32_t))
-
-
 # --------------------------------------------------------------------------------------------
 # The parts, each using only what stands above it
 # --------------------------------------------------------------------------------------------
@@ -239,6 +167,7 @@ cdef tuple _offsets_result(PyObject** id_objs, const tok_t* block, Py_ssize_t k)
 include "_token_table.pxi"   # token bytes <-> id: the TokenTable of _core.pxd
 include "_vocab_form.pxi"    # a tokenizer.json vocabulary and merge list read into a table
 include "_id_buffer.pxi"     # the growable array the encoding loops write ids into
+include "_id_ints.pxi"       # the int objects of ids, and lists of them
 include "_str_utf8.pxi"      # the UTF-8 bytes of a str, converted word by word
 include "_offsets.pxi"       # character offsets and word ids of encoded tokens
 include "_specials.pxi"      # finding special-token text in UTF-8
@@ -848,8 +777,7 @@ cdef class Encoder:
 
     cdef Tables tb              # the token table and what encoding reads beside it
     cdef uint64_t gen           # tags this Encoder's entries in the piece cache
-    cdef PyObject** id_objs     # the int object of each id, made on first use a block at a time
-                                # (owned refs; _id_slots entries)
+    cdef IdInts ints            # the int object of each id (bpe/_id_ints.pxi)
     cdef unsigned long long* pairs  # the pair cache (NULL: none), shared by all threads
     cdef bint ready
 
@@ -857,7 +785,7 @@ cdef class Encoder:
         self.ready = False
         self.tb.pair2 = NULL
         self.pairs = NULL
-        self.id_objs = NULL
+        memset(&self.ints, 0, sizeof(IdInts))
         memset(&self.tb.ml, 0, sizeof(MergeList))
         memset(&self.tb.bt, 0, sizeof(Backtrack))
         self.tb.bt.min_bytes = BT_MIN_BYTES
@@ -869,11 +797,7 @@ cdef class Encoder:
         tt_init(&self.tb.table)
 
     def __dealloc__(self):
-        cdef Py_ssize_t i
-        if self.id_objs != NULL:
-            for i in range(_id_slots(self.tb.table.n_ids)):
-                Py_XDECREF(self.id_objs[i])
-            free(self.id_objs)
+        ints_free(&self.ints)
         bt_free(&self.tb.bt)
         cu_free(&self.tb.cu)
         free(self.tb.sigs.sig)
@@ -921,9 +845,7 @@ cdef class Encoder:
             self.tb.pair2[x] = tt_find(&self.tb.table, two, 2)
             if self.tb.pair2[x] == NO_TOKEN:
                 self.tb.pair2[x] = NO_RANK
-        self.id_objs = <PyObject**>calloc(_id_slots(self.tb.table.n_ids), sizeof(PyObject*))
-        if self.id_objs == NULL:
-            raise MemoryError()
+        ints_init(&self.ints, self.tb.table.n_ids)
         if BPE_PAIR_CACHE and self.tb.table.n_ids < <Py_ssize_t>BPE_PAIR_NONE:
             # (zeroed pages: untouched until the merge loop writes them)
             self.pairs = <unsigned long long*>calloc(BPE_PAIR_SLOTS, sizeof(unsigned long long))
@@ -1081,7 +1003,7 @@ cdef class Encoder:
             _check_status(k)
             if packed:
                 return PyBytes_FromStringAndSize(<char*>out.ids, k * sizeof(tok_t))
-            return _id_list(self.id_objs, out.ids, k)
+            return _id_list(&self.ints, out.ids, k)
         finally:
             idb_free(&out)
             utf8_release(&u)
@@ -1161,7 +1083,7 @@ cdef class Encoder:
             if k == FOUND_DISALLOWED:
                 _raise_disallowed([text], disallowed)
             _check_status(k)
-            ids = _id_list(self.id_objs, out.ids, k)
+            ids = _id_list(&self.ints, out.ids, k)
             # the offsets are written straight into the bytes object returned
             block = PyBytes_FromStringAndSize(NULL, 3 * k * sizeof(uint32_t))
             dst = <uint32_t*>PyBytes_AS_STRING(block)
@@ -1273,7 +1195,7 @@ cdef class Encoder:
                     out.k += m
             if m < 0:
                 raise MemoryError()
-            return _id_list(self.id_objs, out.ids, out.k)
+            return _id_list(&self.ints, out.ids, out.k)
         finally:
             free(ptrs)
             free(lens)
@@ -1628,9 +1550,9 @@ cdef class Batch:
             if not bpe_load_acquire(&self.ready[t]):
                 break
             if self.offsets:
-                self.out[t] = _offsets_result(self.enc.id_objs, self.handed[t], self.handed_len[t])
+                self.out[t] = _offsets_result(&self.enc.ints, self.handed[t], self.handed_len[t])
             else:
-                self.out[t] = _id_list(self.enc.id_objs, self.handed[t], self.handed_len[t])
+                self.out[t] = _id_list(&self.enc.ints, self.handed[t], self.handed_len[t])
             free(self.handed[t])
             self.handed[t] = NULL
             self.done += 1
@@ -1707,7 +1629,7 @@ cdef class Batch:
                     break
                 start = 0
                 for c in range(n_held):
-                    self.out[held[c]] = _id_list(enc.id_objs, buf.ids + start, ends[c] - start)
+                    self.out[held[c]] = _id_list(&enc.ints, buf.ids + start, ends[c] - start)
                     start = ends[c]
                 self.done += n_held
                 self._collect()

@@ -1,6 +1,7 @@
 """The backend encoders directly: same answers on both, thread safety, limits."""
 
 import contextlib
+import gc
 import random
 import threading
 
@@ -784,6 +785,65 @@ def test_tokens_past_255_bytes_and_past_16_mib_of_token_bytes(cython_backend):
         near = data[:-1] + (b"Z" if data[-1:] != b"Z" else b"Y")
         assert core.encode_piece_bytes(near) != [ranks[data]]
         assert core.decode_bytes(core.encode_piece_bytes(near)) == near
+
+
+# ---------------------------------------------------------------- the int objects of ids
+
+def _region_less(tok):
+    """A copy of ``tok`` whose encoder makes each id's int as a list is built."""
+    from bpe import _core
+    old = _core._set_own_ints(False)
+    try:
+        return bpe.Tokenizer(tok.mergeable_ranks, pattern="o200k_base")
+    finally:
+        _core._set_own_ints(old)
+
+
+def test_ids_are_plain_ints_equal_to_made_ones(cython_backend):
+    """The region's objects behave as the ints PyLong_FromLong makes, for every id of a
+    vocabulary (0, the small ints up to 256, and past them), through every list builder."""
+    import pickle
+    text = read_text("austen.txt")[:6000]
+    tok = bpe.Tokenizer(bpe.Tokenizer.train([text], 600, min_frequency=1).mergeable_ranks, pattern="o200k_base")
+    plain = _region_less(tok)
+    core = tok._core
+    for token, rank in tok.mergeable_ranks.items():
+        (x,) = core.encode_piece_bytes(token)
+        assert type(x) is int and x == rank and hash(x) == hash(rank) and x + 0 == rank
+        assert str(x) == str(rank) and x.bit_length() == rank.bit_length() and -x == -rank
+        assert pickle.loads(pickle.dumps(x)) == rank and x.to_bytes(4, "little") == rank.to_bytes(4, "little")
+    ids = tok.encode_ordinary(text)
+    assert ids == plain.encode_ordinary(text) and max(ids) > 256 and min(ids) < 256
+    assert tok.encode_ordinary_batch([text, text[:99]]) == plain.encode_ordinary_batch([text, text[:99]])
+    mine, made = tok.encode_with_offsets(text), plain.encode_with_offsets(text)
+    assert (mine.ids, mine.offsets) == (made.ids, made.offsets)
+
+
+def test_ids_outlive_their_encoder(cython_backend):
+    """An encoder's region of int objects is kept while any of its ids is still referred to
+    after the encoder goes, and freed once none is."""
+    from bpe import _core
+    gc.collect()
+    before = _core._retired_int_regions()
+    text = "zebra quagga okapi tapir " * 40
+    tok = bpe.Tokenizer.train([text], 300, min_frequency=1)
+    ids = tok.encode_ordinary(text)
+    made = [int(str(x)) for x in ids]  # ints of their own, for comparing
+    del tok
+    gc.collect()
+    assert _core._retired_int_regions() == before + 1
+    other = bpe.Tokenizer.train(["other words entirely"] * 30, 280, min_frequency=1)
+    assert other.encode_ordinary(text)  # (a new encoder's region, allocated after the first's)
+    assert ids == made and [x * 2 for x in ids] == [x * 2 for x in made] and sum(ids) == sum(made)
+    del ids
+    gc.collect()
+    assert _core._retired_int_regions() == before
+
+
+def test_own_ints_hook(cython_backend):
+    from bpe import _core
+    assert _core._set_own_ints(False) is True
+    assert _core._set_own_ints(True) is False
 
 
 def test_reference_heap_merge_equals_its_scan(monkeypatch):
