@@ -105,24 +105,27 @@ cdef extern from "_piece_cache.h":
         int ids[3]
         unsigned long long head
         unsigned long long rest
-    bpe_cache_entry* bpe_piece_cache_base() noexcept nogil
-    bpe_cache_entry* bpe_cache_set(bpe_cache_entry* base, unsigned long long h) noexcept nogil
     ctypedef struct bpe_long_entry:
         unsigned int gen
         unsigned char length
         unsigned char n_ids
         unsigned char bytes[30]
         int ids[7]
-    bpe_long_entry* bpe_long_cache_base() noexcept nogil
-    bpe_long_entry* bpe_long_slot(bpe_long_entry* base, unsigned long long h) noexcept nogil
     ctypedef struct bpe_huge_entry:
         unsigned int gen
         unsigned char length
         unsigned char n_ids
         unsigned char bytes[122]
         int ids[32]
-    bpe_huge_entry* bpe_huge_cache_base() noexcept nogil
-    bpe_huge_entry* bpe_huge_slot(bpe_huge_entry* base, unsigned long long h) noexcept nogil
+    ctypedef struct bpe_caches:
+        pass
+    bpe_caches bpe_caches_of_thread() noexcept nogil
+    int bpe_caches_setup() noexcept
+    bpe_cache_entry* bpe_cache_set(const bpe_caches* c, unsigned long long h) noexcept nogil
+    bpe_long_entry* bpe_long_slot(const bpe_caches* c, unsigned long long h) noexcept nogil
+    bpe_huge_entry* bpe_huge_slot(const bpe_caches* c, unsigned long long h) noexcept nogil
+    size_t bpe_cache_sets
+    long bpe_live_blocks_now() noexcept
 
 # the direct-mapped entries (same fields, different sizes)
 ctypedef fused sized_entry:
@@ -221,9 +224,7 @@ ctypedef struct Local:
     # pair cache
     uint64_t gen
     unsigned long long* pairs    # the Encoder's pair cache (NULL: none)
-    bpe_cache_entry* pieces
-    bpe_long_entry* long_pieces
-    bpe_huge_entry* huge_pieces
+    bpe_caches caches            # this thread's piece caches (bpe/_piece_cache.h)
     const uint64_t* sig      # Signatures.sig once built and enabled, else NULL
     Signatures* sigs         # the Encoder's (NULL: none)
     const MergeList* ml      # the Encoder's merge list when it runs HF's rule, else NULL
@@ -233,9 +234,7 @@ cdef inline Local _local(uint64_t gen, Signatures* sigs, unsigned long long* pai
     cdef Local loc
     loc.gen = gen
     loc.pairs = pairs
-    loc.pieces = bpe_piece_cache_base()
-    loc.long_pieces = bpe_long_cache_base()
-    loc.huge_pieces = bpe_huge_cache_base()
+    loc.caches = bpe_caches_of_thread()
     loc.sig = NULL                   # set by the first piece that goes through the merge loop
     loc.sigs = sigs
     loc.ml = NULL
@@ -481,21 +480,24 @@ cdef Py_ssize_t _bpe_long(const Tables* tb, const uint8_t* p, Py_ssize_t n, cons
 # --------------------------------------------------------------------------------------------
 #
 # Natural text repeats its words, so the ids of recent pieces that are not single tokens are
-# kept in three caches: 16,384 sets of two 32-byte entries (one cache line per set, 1 MiB),
-# each entry a piece of up to 14 bytes that gives up to 3 ids, the set's last used entry
-# first; 4,096 direct-mapped 64-byte entries (256 KiB) for pieces of up to 30 bytes and 7
-# ids that do not fit those (more ids, as cl100k gives Cyrillic words, or 15-30 bytes); and
-# 256 direct-mapped 256-byte entries (64 KiB) for pieces of 31-122 bytes and up to 32 ids
-# (rules of '=' or '#' in code, which merge at hundreds of instructions a byte): 1.3 MiB per
-# thread that encodes, and no more however many distinct pieces go by.  Simulated in one
-# pass over each shared corpus, they hit 57% of the non-token pieces of English, 69% of
-# Spanish, 17% of multilingual (o200k: its long CJK pieces fit neither) and 69-77% of code,
-# against 51%, 58%, 15% and 68-76% with a quarter of the entries (cl100k alike).  Both caches
-# are thread-local, so threads never share or lock them (an entry of 32 or 64 bytes cannot be
-# written in one atomic store, unlike the pair cache's words); an entry is tagged with the low
-# 32 bits of the generation number of the Encoder that wrote it (two encoders alive at once
-# would need 2**32 encoders made in between to share a tag), so encoders never see each
-# other's entries.
+# kept in three per-thread caches (bpe/_piece_cache.h), all sized by one number S (65,536 by
+# default, _set_piece_cache_sets): S sets of two 32-byte entries (one cache line per set,
+# 4 MiB), each entry a piece of up to 14 bytes that gives up to 3 ids, the set's last used
+# entry first; S / 4 direct-mapped 64-byte entries (1 MiB) for pieces of up to 30 bytes and
+# 7 ids that do not fit those (more ids, as cl100k gives Cyrillic words, or 15-30 bytes); and
+# S / 16 direct-mapped 256-byte entries (1 MiB) for pieces of 31-122 bytes and up to 32 ids
+# (rules of '=' or '#' in code, which merge at hundreds of instructions a byte): 6 MiB at
+# most per thread that encodes, whose pages are mapped as entries are first written there,
+# and no more however many distinct pieces go by.  Simulated on the shared corpora (o200k),
+# one pass hits 57% of the non-token pieces of English, 71% of Spanish, 18% of multilingual
+# and 69-78% of code, as a quarter of the size does (what one pass misses is mostly first
+# sight); a second pass over the benchmark's 2.4 MB of prose hits 95% of them (69% at a
+# quarter of the size), of its multilingual text 68% (43%), of its code 100% (97%).  The
+# caches are per thread, so threads never share or lock them (an entry of 32 or 64 bytes
+# cannot be written in one atomic store, unlike the pair cache's words); an entry is tagged
+# with the low 32 bits of the generation number of the Encoder that wrote it (two encoders
+# alive at once would need 2**32 encoders made in between to share a tag), so encoders never
+# see each other's entries.
 
 cdef enum:
     CACHE_MAX_BYTES = 14
@@ -504,6 +506,43 @@ cdef enum:
     LONG_CACHE_MAX_IDS = 7
     HUGE_CACHE_MAX_BYTES = 122
     HUGE_CACHE_MAX_IDS = 32
+
+bpe_caches_setup()   # (the key that frees a thread's piece caches when it ends)
+
+
+def _set_piece_cache_sets(size_t sets):
+    """The size S of the per-thread piece caches that threads make from now on: S two-way
+    sets of short pieces, S / 4 long and S / 16 huge entries, 96 bytes per set (the default
+    65,536: 6 MiB per thread at most); 0: small static arrays instead (36 KiB per thread).
+    Each thread makes its caches again, empty, at its next call.  Returns the old S.  The
+    environment variable BPE_PIECE_CACHE_SETS sets it at import."""
+    global bpe_cache_sets
+    if sets != 0 and (sets < 256 or sets > (1 << 26) or sets & (sets - 1)):
+        raise ValueError(f"the piece caches' size is 0 or a power of two from 256 to {1 << 26} sets, "
+                         f"not {sets}")
+    cdef size_t old = bpe_cache_sets
+    bpe_cache_sets = sets
+    return old
+
+
+def _piece_cache_blocks():
+    """For tests: how many threads' piece-cache blocks exist now (each is freed when its
+    thread ends, or when the thread makes its caches again)."""
+    return bpe_live_blocks_now()
+
+
+def _piece_cache_sets_from_environment():
+    import os
+    value = os.environ.get("BPE_PIECE_CACHE_SETS", "").strip()
+    if value:
+        try:
+            _set_piece_cache_sets(int(value))
+        except (ValueError, OverflowError):
+            raise ValueError(f"BPE_PIECE_CACHE_SETS must be 0 or a power of two from 256 to {1 << 26} "
+                             f"(sets of the per-thread piece caches, 96 bytes each), not {value!r}") from None
+
+
+_piece_cache_sets_from_environment()
 
 cdef uint64_t _generations = 0
 
@@ -567,7 +606,7 @@ cdef inline Py_ssize_t bpe_piece_cached(Tables* tb, Local* loc, const uint8_t* p
     cdef bpe_cache_entry swap
     if n <= CACHE_MAX_BYTES:
         # a two-way set: the entry used last is kept first
-        e = bpe_cache_set(loc.pieces, h)
+        e = bpe_cache_set(&loc.caches, h)
         rest = _piece_rest(p, n)
         if _entry_holds(&e[0], gen, head, rest):
             return _cached_ids(&e[0], out)
@@ -608,12 +647,12 @@ cdef Py_ssize_t _piece_uncommon(Tables* tb, Local* loc, const uint8_t* p, Py_ssi
     cdef Py_ssize_t hit = -1, k, i
     if n <= LONG_CACHE_MAX_BYTES:
         # pieces too long for the sets, or with too many ids
-        g = bpe_long_slot(loc.long_pieces, h)
+        g = bpe_long_slot(&loc.caches, h)
         hit = _entry_ids(g, gen, p, n, out)
     elif n <= HUGE_CACHE_MAX_BYTES:
         # rarer still, but each costs hundreds of instructions per byte to merge (rules of
         # '=' or '#' in code and text)
-        x = bpe_huge_slot(loc.huge_pieces, h)
+        x = bpe_huge_slot(&loc.caches, h)
         hit = _entry_ids(x, gen, p, n, out)
     if hit >= 0:
         return hit
@@ -692,7 +731,7 @@ cdef inline void _prefetch_lookup(const TokenTable* t, const Local* loc, uint64_
     # start fetching what looking up a piece of hash h will read: its slot and its set of
     # the piece cache
     bpe_prefetch(&t.slots[h & <uint64_t>(t.n_slots - 1)])
-    bpe_prefetch(bpe_cache_set(loc.pieces, h))
+    bpe_prefetch(bpe_cache_set(&loc.caches, h))
 
 
 cdef enum:

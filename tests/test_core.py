@@ -160,12 +160,31 @@ def test_ids_past_21_bits_go_without_the_pair_cache(cython_backend):
     assert wide.decode_bytes([(1 << 21) + 7]) == b"<|far|>"
 
 
-def test_piece_cache_sets_keep_their_pieces_apart(cython_backend):
+@contextlib.contextmanager
+def _piece_cache_sets(sets):
+    """The calling thread's piece caches made again with ``sets`` sets (see
+    bpe._core._set_piece_cache_sets), then with the old size again."""
+    from bpe import _core
+    old = _core._set_piece_cache_sets(sets)
+    try:
+        yield
+    finally:
+        _core._set_piece_cache_sets(old)
+
+
+@pytest.mark.parametrize("sets", [4096, 0])
+def test_piece_cache_sets_keep_their_pieces_apart(cython_backend, sets):
     """Many distinct pieces that are not tokens, repeated in a shuffled order, so that the
     two-way sets of the piece cache fill, swap and evict, and the caches for longer pieces
     (more ids, or 15-30 bytes; 31-122 bytes) overwrite their entries: every call gives the ids
     the merge loop gives without any cache.  (More pieces of each size than its cache has
-    entries: 2 x 16,384, 4,096 and 256.)"""
+    entries: at 4,096 sets, 2 x 4,096, 1,024 and 256; at 0, the static arrays' 2 x 256, 256
+    and 16.)"""
+    with _piece_cache_sets(sets):
+        _check_piece_cache_keeps_pieces_apart()
+
+
+def _check_piece_cache_keeps_pieces_apart():
     enc = bpe.get_encoding("o200k_base")
     rng = random.Random(5)
     letters = "bcdfghjklmnpqrstvwxz"
@@ -187,9 +206,9 @@ def test_piece_cache_sets_keep_their_pieces_apart(cython_backend):
     pieces = sorted(pieces)
     want = {p: enc._core.encode_piece_bytes(p.encode()) for p in pieces}
     short = [p for p in pieces if len(p) <= 14]
-    assert sum(len(want[p]) <= 3 for p in short) > 2 * 16_384  # for the two-way sets
+    assert sum(len(want[p]) <= 3 for p in short) > 2 * 4_096  # for the two-way sets
     assert sum(len(want[p]) > 3 for p in short) > 100  # too many ids for them
-    assert sum(15 <= len(p) <= 30 and len(want[p]) <= 7 for p in pieces) > 4_096  # too long for them
+    assert sum(15 <= len(p) <= 30 and len(want[p]) <= 7 for p in pieces) > 1_024  # too long for them
     assert sum(31 <= len(p) <= 122 and len(want[p]) <= 32 for p in pieces) > 256  # the longest
     order = pieces * 3
     rng.shuffle(order)
@@ -197,6 +216,72 @@ def test_piece_cache_sets_keep_their_pieces_apart(cython_backend):
     for start in range(0, len(order), 2000):
         chunk = order[start:start + 2000]
         assert enc._core.encode_pieces(chunk) == [i for p in chunk for i in want[p]], start
+
+
+def test_piece_cache_sizes_change_no_ids(cython_backend):
+    """Every size of the piece caches, made again mid-stream, gives tiktoken's ids, cold and
+    warm, on text whose pieces go to all three caches."""
+    enc = bpe.get_encoding("o200k_base")
+    oracle = tiktoken_encoding("o200k_base")
+    texts = [read_text("austen.txt")[:30_000], read_text("mixed.txt"), "x = '=' * 90  # " + "=#" * 40]
+    want = [oracle.encode_ordinary(t) for t in texts]
+    for sets in (256, 0, 1 << 16, 1024):
+        with _piece_cache_sets(sets):
+            for _ in range(2):
+                assert [enc.encode_ordinary(t) for t in texts] == want, sets
+
+
+def test_piece_cache_size_setting_is_checked():
+    from bpe import _core
+    for bad in (128, 300, 1 << 27):
+        with pytest.raises(ValueError, match="power of two from 256"):
+            _core._set_piece_cache_sets(bad)
+    old = _core._set_piece_cache_sets(512)
+    assert _core._set_piece_cache_sets(old) == 512
+
+
+@pytest.mark.parametrize("value, works", [("1024", True), ("0", True), ("lots", False), ("100", False)])
+def test_piece_cache_size_from_the_environment(cython_backend, value, works):
+    import os
+    import subprocess
+    import sys
+    code = "from bpe import _core; print(_core._set_piece_cache_sets(256))"
+    env = dict(os.environ, BPE_PIECE_CACHE_SETS=value)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    if works:
+        assert run.returncode == 0 and run.stdout.split() == [value], run.stderr
+    else:
+        assert run.returncode != 0 and f"BPE_PIECE_CACHE_SETS must be 0 or a power of two" in run.stderr
+        assert repr(value) in run.stderr
+
+
+def test_piece_caches_are_freed_with_their_threads(cython_backend):
+    """Each thread that encodes makes its own block of piece caches, and the block goes when
+    the thread ends."""
+    import time
+    from bpe import _core
+    enc = bpe.get_encoding("o200k_base")
+    enc.encode_ordinary("the calling thread's block")
+    before = _core._piece_cache_blocks()
+    encoded, release = threading.Barrier(5), threading.Event()
+
+    def work():
+        enc.encode_ordinary("zebra quagga okapi " * 20)
+        encoded.wait()
+        release.wait()
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    encoded.wait()
+    assert _core._piece_cache_blocks() == before + 4
+    release.set()
+    for t in threads:
+        t.join()
+    deadline = time.monotonic() + 10  # (a thread's key destructors run just after join returns)
+    while _core._piece_cache_blocks() != before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _core._piece_cache_blocks() == before
 
 
 def test_batch_matches_single_calls(backend, threads_for_any_batch):
