@@ -241,13 +241,15 @@ def test_piece_cache_size_setting_is_checked():
 
 
 @pytest.mark.parametrize("value, works", [("1024", True), ("0", True), ("lots", False), ("100", False)])
-def test_piece_cache_size_from_the_environment(cython_backend, value, works):
+def test_piece_cache_size_from_the_environment(cython_backend, value, works, tmp_path):
     import os
     import subprocess
     import sys
     code = "from bpe import _core; print(_core._set_piece_cache_sets(256))"
-    env = dict(os.environ, BPE_PIECE_CACHE_SETS=value)
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    # (the same bpe as this process's, whether installed or built in place)
+    home = os.path.dirname(os.path.dirname(os.path.abspath(bpe.__file__)))
+    env = dict(os.environ, BPE_PIECE_CACHE_SETS=value, PYTHONPATH=home)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
     if works:
         assert run.returncode == 0 and run.stdout.split() == [value], run.stderr
     else:
