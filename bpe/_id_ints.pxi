@@ -106,12 +106,15 @@ cdef int ints_init(IdInts* ints, Py_ssize_t n_ids) except -1:
 
 
 cdef bint _ints_unused(const IdInts* ints) noexcept:
-    # whether only the region itself refers to each of its objects
+    # whether only the region itself refers to each of its objects (slots not yet made
+    # hold none)
     cdef Py_ssize_t b, j
+    cdef PyObject* o
     for b in range(ints.slots // ID_BLOCK):
         if ints.made[b]:
             for j in range(b * ID_BLOCK, (b + 1) * ID_BLOCK):
-                if (<PyObject*>(ints.objs + j * INT_SLOT)).ob_refcnt != 1:
+                o = <PyObject*>(ints.objs + j * INT_SLOT)
+                if o.ob_type != NULL and o.ob_refcnt != 1:
                     return False
     return True
 
@@ -153,11 +156,14 @@ cdef void _sweep_retired() noexcept:
 
 cdef int _make_id_block(IdInts* ints, tok_t id) except -1:
     # puts the int objects of the ID_BLOCK ids around ``id`` in their slots
+    # (the block counts as made before its first object is, so that a block left half made
+    # by an error is still checked when the region is freed)
     cdef Py_ssize_t j, start = id & ~(<Py_ssize_t>ID_BLOCK - 1)
-    for j in range(start, start + ID_BLOCK):
-        obj = PyLong_FromLong(j)
-        bpe_int_copy(ints.objs + j * INT_SLOT, <PyObject*>obj, ints.size)
     ints.made[start // ID_BLOCK] = 1
+    for j in range(start, start + ID_BLOCK):
+        if (<PyObject*>(ints.objs + j * INT_SLOT)).ob_type == NULL:
+            obj = PyLong_FromLong(j)
+            bpe_int_copy(ints.objs + j * INT_SLOT, <PyObject*>obj, ints.size)
     return 0
 
 
