@@ -26,7 +26,8 @@ Performance notes
 * Pieces are found 32 at a time and what their lookups read is prefetched before any is
   encoded.
 * Each id's int object lies at a fixed place in a region the encoder owns
-  (bpe/_id_ints.pxi), so a list of ids is one reference increment per id, prefetched.
+  (bpe/_id_ints.pxi), so a list of ids is one reference increment per id, prefetched 128
+  ids ahead.
 * Pieces over BT_MIN_BYTES (256) bytes (100k spaces, a whole document with
   ``pattern=None``): the backtracking encoder (see its section), linear in practice.  Its
   tables (about 20 MB for o200k_base, 0.1 s to build) are built on the first such piece.
