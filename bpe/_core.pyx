@@ -121,7 +121,7 @@ cdef extern from "_piece_cache.h":
     ctypedef struct bpe_caches:
         pass
     bpe_caches bpe_caches_of_thread() noexcept nogil
-    int bpe_caches_setup() noexcept
+    void bpe_caches_setup() noexcept
     bpe_cache_entry* bpe_cache_set(const bpe_caches* c, unsigned long long h) noexcept nogil
     bpe_long_entry* bpe_long_slot(const bpe_caches* c, unsigned long long h) noexcept nogil
     bpe_huge_entry* bpe_huge_slot(const bpe_caches* c, unsigned long long h) noexcept nogil

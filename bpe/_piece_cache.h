@@ -4,10 +4,10 @@
    fills the entries.  Only _core.pyx includes this header.
 
    Each thread that encodes gets its caches from the heap on its first call: one zeroed
-   block of BPE_CACHE_BYTES (6 MiB), whose pages the system maps only as entries are first
+   block of bpe_cache_bytes(S) (6 MiB by default), whose pages the system maps only as entries are first
    written there, so a thread that encodes a few short texts holds a few pages of it.  The
    block is freed when the thread ends (a thread-specific key's destructor).  Where the
-   block cannot be had (out of memory, or no such key), the thread uses small static
+   block cannot be had (out of memory, no such key, or S = 0), the thread uses small static
    per-thread arrays instead; the sizes travel with the addresses (bpe_caches), so the
    lookups are the same either way. */
 #ifndef BPE_PIECE_CACHE_H
@@ -108,10 +108,9 @@ static VOID WINAPI bpe_cache_block_free(PVOID block) {
         bpe_live_blocks_add(-1);
     }
 }
-static int bpe_caches_setup(void) {
+static void bpe_caches_setup(void) {
     if (bpe_cache_key == FLS_OUT_OF_INDEXES)
         bpe_cache_key = FlsAlloc(bpe_cache_block_free);
-    return 0;
 }
 static int bpe_cache_key_ok(void) { return bpe_cache_key != FLS_OUT_OF_INDEXES; }
 static int bpe_cache_key_set(void* block) { return FlsSetValue(bpe_cache_key, block) ? 0 : -1; }
@@ -124,10 +123,9 @@ static void bpe_cache_block_free(void* block) {
         bpe_live_blocks_add(-1);
     }
 }
-static int bpe_caches_setup(void) {
+static void bpe_caches_setup(void) {
     if (!bpe_cache_key_made && pthread_key_create(&bpe_cache_key, bpe_cache_block_free) == 0)
         bpe_cache_key_made = 1;
-    return 0;
 }
 static int bpe_cache_key_ok(void) { return bpe_cache_key_made; }
 static int bpe_cache_key_set(void* block) { return pthread_setspecific(bpe_cache_key, block) == 0 ? 0 : -1; }
@@ -151,7 +149,7 @@ static bpe_caches bpe_caches_remake(void) {
         bpe_cache_block_free(bpe_thread_block);
         bpe_thread_block = NULL;
     }
-    if (sets >= 16 && bpe_cache_key_ok()) {
+    if (sets != 0 && bpe_cache_key_ok()) {
         /* (calloc of a block this size maps zero pages: nothing is written here) */
         block = (char*)calloc(1, bpe_cache_bytes(sets) + 64);
         if (block != NULL && bpe_cache_key_set(block) != 0) {
