@@ -125,6 +125,8 @@ cdef extern from "_piece_cache.h":
     bpe_cache_entry* bpe_cache_set(const bpe_caches* c, unsigned long long h) noexcept nogil
     bpe_long_entry* bpe_long_slot(const bpe_caches* c, unsigned long long h) noexcept nogil
     bpe_huge_entry* bpe_huge_slot(const bpe_caches* c, unsigned long long h) noexcept nogil
+    bint bpe_long_holds_short(const bpe_caches* c, unsigned long long h) noexcept nogil
+    void bpe_long_mark_short(const bpe_caches* c, unsigned long long h, int is_short) noexcept nogil
     size_t bpe_cache_sets
     long bpe_live_blocks_now() noexcept
 
@@ -314,8 +316,14 @@ cdef Py_ssize_t _bpe_short(const Tables* tb, const uint8_t* p, Py_ssize_t n, con
         nxt[i] = <int32_t>(i + 1)
         prv[i] = <int32_t>(i - 1)
     cdef Py_ssize_t padded = (n + 7) & ~7     # (LINEAR_MAX is a multiple of 8)
+    cdef tok_t r
     for i in range(n - 1):
-        key[i] = _short_key(_first_rank(tb, p, off, out, i, limit, loc), i)
+        r = _first_rank(tb, p, off, out, i, limit, loc)
+        key[i] = _short_key(r, i)
+        if loc.sig != NULL and r != NO_RANK:
+            # (_merged_rank prefetches the signatures of the tokens it finds; the direct
+            # table's need it too: the first merges' questions read them)
+            bpe_prefetch(&loc.sig[2 * r])
     for i in range(n - 1, padded):
         key[i] = SHORT_NONE
     while True:
@@ -444,6 +452,8 @@ cdef Py_ssize_t _bpe_long(const Tables* tb, const uint8_t* p, Py_ssize_t n, cons
         r = _first_rank(tb, p, off, out, i, limit, loc)
         if r != NO_RANK:
             _cand_push(heap, &size, r, i, i + 1, i + 2)
+            if loc.sig != NULL:
+                bpe_prefetch(&loc.sig[2 * r])     # (as in _bpe_short)
     while size > 0:
         c = _cand_pop(heap, &size)
         if nxt[c.left] != c.right or nxt[c.right] != c.end:
@@ -647,9 +657,11 @@ cdef Py_ssize_t _piece_uncommon(Tables* tb, Local* loc, const uint8_t* p, Py_ssi
     cdef bpe_huge_entry* x = NULL
     cdef Py_ssize_t hit = -1, k, i
     if n <= LONG_CACHE_MAX_BYTES:
-        # pieces too long for the sets, or with too many ids
+        # pieces too long for the sets, or with too many ids (those only where the entry's
+        # bit says it may hold one: most short pieces that miss their set are new)
         g = bpe_long_slot(&loc.caches, h)
-        hit = _entry_ids(g, gen, p, n, out)
+        if n > CACHE_MAX_BYTES or bpe_long_holds_short(&loc.caches, h):
+            hit = _entry_ids(g, gen, p, n, out)
     elif n <= HUGE_CACHE_MAX_BYTES:
         # rarer still, but each costs hundreds of instructions per byte to merge (rules of
         # '=' or '#' in code and text)
@@ -676,6 +688,7 @@ cdef Py_ssize_t _piece_uncommon(Tables* tb, Local* loc, const uint8_t* p, Py_ssi
             e[0].ids[i] = out[i]
     elif g != NULL and 0 < k <= LONG_CACHE_MAX_IDS:
         _entry_fill(g, gen, p, n, out, k)
+        bpe_long_mark_short(&loc.caches, h, n <= CACHE_MAX_BYTES)
     elif x != NULL and 0 < k <= HUGE_CACHE_MAX_IDS:
         _entry_fill(x, gen, p, n, out, k)
     return k
@@ -1280,6 +1293,11 @@ cdef class Encoder:
         if after >= 0:
             self.tb.sigs.after = after
         return old
+
+    def _pieces_merged(self):
+        """For tests: how many pieces went through the merge loop while the pair signatures
+        waited to be built (the count stops once they are; see ``_set_signatures``)."""
+        return self.tb.sigs.seen
 
     def _signatures_state(self):
         """For tests: "unbuilt", "ready" or "unavailable"."""

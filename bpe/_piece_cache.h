@@ -52,17 +52,20 @@ typedef struct {
     bpe_cache_entry* sets;       /* 2 * (set_mask + 1) entries */
     bpe_long_entry* longs;       /* long_mask + 1 entries */
     bpe_huge_entry* huges;       /* huge_mask + 1 entries */
+    unsigned long long* short_in_long;  /* a bit per long entry: set while it holds a piece
+                                    short enough for the sets (see bpe_long_holds_short) */
     unsigned long long set_mask, long_mask, huge_mask;
     size_t made_for;             /* the bpe_cache_sets they were made for */
 } bpe_caches;
 
 /* The heap block's sizes: S sets of two (64 bytes each), S / 4 long and S / 16 huge
-   entries, 96 bytes per set in all; S = 65,536 by default (6 MiB).  S = 0: no block, the
-   static arrays. */
+   entries and S / 4 bits, 96 bytes per set in all and S / 32 more; S = 65,536 by default
+   (6 MiB + 2 KiB).  S = 0: no block, the static arrays. */
 #define BPE_CACHE_SETS 65536
 static size_t bpe_cache_sets = BPE_CACHE_SETS;   /* S for caches made from now on */
 static size_t bpe_cache_bytes(size_t sets) {
-    return (size_t)sets * (2 * sizeof(bpe_cache_entry) + sizeof(bpe_long_entry) / 4 + sizeof(bpe_huge_entry) / 16);
+    return (size_t)sets * (2 * sizeof(bpe_cache_entry) + sizeof(bpe_long_entry) / 4 + sizeof(bpe_huge_entry) / 16)
+           + sets / 32;
 }
 /* The static fallback's: 256 sets, 256 long, 16 huge (36 KiB per thread). */
 #define BPE_SMALL_SETS 256
@@ -81,6 +84,7 @@ static BPE_TLS void* bpe_thread_block;                  /* its heap block (NULL:
 static BPE_TLS BPE_ALIGN64 bpe_cache_entry bpe_small_sets[2 * BPE_SMALL_SETS];
 static BPE_TLS BPE_ALIGN64 bpe_long_entry bpe_small_long[BPE_SMALL_LONG];
 static BPE_TLS BPE_ALIGN64 bpe_huge_entry bpe_small_huge[BPE_SMALL_HUGE];
+static BPE_TLS unsigned long long bpe_small_short_in_long[BPE_SMALL_LONG / 64];
 
 /* how many threads' blocks exist (for tests: each thread's is freed when it ends) */
 static long bpe_live_blocks = 0;
@@ -162,6 +166,7 @@ static bpe_caches bpe_caches_remake(void) {
         c.sets = (bpe_cache_entry*)p;
         c.longs = (bpe_long_entry*)(p + 2 * sets * sizeof(bpe_cache_entry));
         c.huges = (bpe_huge_entry*)((char*)c.longs + sets / 4 * sizeof(bpe_long_entry));
+        c.short_in_long = (unsigned long long*)((char*)c.huges + sets / 16 * sizeof(bpe_huge_entry));
         c.set_mask = sets - 1;
         c.long_mask = sets / 4 - 1;
         c.huge_mask = sets / 16 - 1;
@@ -169,6 +174,7 @@ static bpe_caches bpe_caches_remake(void) {
         c.sets = bpe_small_sets;
         c.longs = bpe_small_long;
         c.huges = bpe_small_huge;
+        c.short_in_long = bpe_small_short_in_long;
         c.set_mask = BPE_SMALL_SETS - 1;
         c.long_mask = BPE_SMALL_LONG - 1;
         c.huge_mask = BPE_SMALL_HUGE - 1;
@@ -187,6 +193,23 @@ static inline bpe_cache_entry* bpe_cache_set(const bpe_caches* c, unsigned long 
 }
 static inline bpe_long_entry* bpe_long_slot(const bpe_caches* c, unsigned long long h) {
     return &c->longs[(h >> 20) & c->long_mask];
+}
+/* Whether the long entry of hash h may hold a piece short enough for the sets (one with more
+   ids than a set entry holds).  A piece that short is looked for there only then: the
+   entry's line is rarely in the CPU's caches, and such pieces are rare (English under
+   o200k_base: one in twenty of the merged pieces that miss their set were probed for in
+   vain).  The bit is a hint: it may stay set for an entry of another encoder or
+   generation, and the entry is then checked as before. */
+static inline int bpe_long_holds_short(const bpe_caches* c, unsigned long long h) {
+    unsigned long long i = (h >> 20) & c->long_mask;
+    return (int)((c->short_in_long[i >> 6] >> (i & 63)) & 1);
+}
+static inline void bpe_long_mark_short(const bpe_caches* c, unsigned long long h, int is_short) {
+    unsigned long long i = (h >> 20) & c->long_mask, bit = 1ULL << (i & 63);
+    if (is_short)
+        c->short_in_long[i >> 6] |= bit;
+    else
+        c->short_in_long[i >> 6] &= ~bit;
 }
 static inline bpe_huge_entry* bpe_huge_slot(const bpe_caches* c, unsigned long long h) {
     return &c->huges[(h >> 26) & c->huge_mask];

@@ -218,6 +218,26 @@ def _check_piece_cache_keeps_pieces_apart():
         assert enc._core.encode_pieces(chunk) == [i for p in chunk for i in want[p]], start
 
 
+def test_a_short_piece_with_many_ids_is_merged_once(cython_backend):
+    """A piece short enough for the two-way sets but with more ids than their entries hold is
+    kept in the long cache, which a miss in the sets looks at only where the entry's bit says
+    it may hold such a piece (bpe/_piece_cache.h): it is found there again, not merged at
+    every call; a piece of few ids never sets the bit."""
+    enc = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")
+    core = enc._core
+    core._set_signatures(True, 10**9)  # (so that _pieces_merged keeps counting)
+    many, few = " zqxjvkq", " zqxj"
+    want = {p: core.encode_piece_bytes(p.encode()) for p in (many, few)}
+    assert len(many.encode()) <= 14 and 3 < len(want[many]) <= 7 and len(want[few]) <= 3
+    for sets in (1 << 16, 0):
+        with _piece_cache_sets(sets):
+            for piece in (many, few):
+                merged = core._pieces_merged()
+                for _ in range(3):
+                    assert core.encode_pieces([piece]) == want[piece]
+                assert core._pieces_merged() == merged + 1, (piece, sets)
+
+
 def test_piece_cache_sizes_change_no_ids(cython_backend):
     """Every size of the piece caches, made again mid-stream, gives tiktoken's ids, cold and
     warm, on text whose pieces go to all three caches."""
