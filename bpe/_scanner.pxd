@@ -534,7 +534,7 @@ cdef inline uint64_t _o200k_block_starts(const uint8_t* s, Py_ssize_t e, uint64_
     later = (breaks >> 1) & space
     steps = space & (space >> 1)
     shift = 1
-    while shift < 64:
+    while steps and shift < 64:     # (once no steps are left, the rest would add nothing)
         later |= steps & (later >> shift)
         steps &= steps >> shift
         shift <<= 1
