@@ -45,7 +45,7 @@ from cpython.object cimport PyTypeObject
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcmp, memcpy, memset
+from libc.string cimport memcmp, memcpy, memmove, memset
 
 from bpe._scanner cimport PAT_NONE, scan_piece, piece_bounds, bpe_ctz64
 
@@ -145,6 +145,7 @@ cdef enum:
     PIECE_TOO_LONG = -2      # a pre-token of 2 GiB or more (ids are counted in 32 bits)
     NOT_ENCODED = -3         # the backtracking encoder leaves the piece to the merge loop
     FOUND_DISALLOWED = -4    # _encode_split: the text holds a disallowed special token
+    PIECE_MISSED = -5        # _piece_known: not a token, nor in its set of the piece cache
     OFFSETS_DISAGREE = -5    # char_offsets: the word marks and token lengths disagree (a bug)
     TEXT_TOO_LONG = -6       # offsets of a text of 4 GiB or more (they are counted in 32 bits)
 
@@ -297,67 +298,113 @@ cdef inline int32_t _short_key(tok_t rank, Py_ssize_t i) noexcept nogil:
     return SHORT_NONE if rank == NO_RANK else <int32_t>((rank << SHORT_SHIFT) | i)
 
 
-cdef Py_ssize_t _bpe_short(const Tables* tb, const uint8_t* p, Py_ssize_t n, const int32_t* off,
-                           tok_t limit, Local* loc, tok_t* out) noexcept nogil:
-    # Linear scan (n <= LINEAR_MAX units; unit i is p[off[i]:off[i+1]] with id out[i] on
-    # entry; every rank below SHORT_RANK_LIMIT).  Parts stay at the index of their first unit,
-    # linked by nxt/prv; key[i] = (rank of part i merged with the next part) << SHORT_SHIFT |
-    # i, SHORT_NONE for "no merge" (and for indices that no longer start a part), so one
-    # branch-free minimum over the n keys finds the lowest rank, leftmost among equals, and no
-    # array is ever shifted.  The keys are 32-bit so that the minimum runs four to a vector.
-    cdef const TokenTable* t = &tb.table
-    cdef int32_t key[LINEAR_MAX]
-    cdef int32_t nxt[LINEAR_MAX]
-    cdef int32_t prv[LINEAR_MAX]
-    cdef int32_t best
-    cdef Py_ssize_t i, k = 0
-    cdef int32_t a, c, z
-    for i in range(n):
-        nxt[i] = <int32_t>(i + 1)
-        prv[i] = <int32_t>(i - 1)
-    cdef Py_ssize_t padded = (n + 7) & ~7     # (LINEAR_MAX is a multiple of 8)
+ctypedef struct ShortMerge:
+    # _bpe_short's state, so that two pieces can be merged step by step in turn
+    # (_merge_two): parts stay at the index of their first unit, linked by nxt/prv; key[i] =
+    # (rank of part i merged with the next part) << SHORT_SHIFT | i, SHORT_NONE for "no
+    # merge" (and for indices that no longer start a part)
+    const uint8_t* p
+    const int32_t* off
+    tok_t* out
+    Py_ssize_t n
+    Py_ssize_t padded
+    tok_t limit
+    int32_t a                 # the merge in progress: part a absorbed part c; z is before a
+    int32_t c
+    int32_t z
+    int32_t key[LINEAR_MAX]
+    int32_t nxt[LINEAR_MAX]
+    int32_t prv[LINEAR_MAX]
+
+
+cdef inline void _sm_init(ShortMerge* s, const Tables* tb, const uint8_t* p, Py_ssize_t n,
+                          const int32_t* off, tok_t limit, Local* loc, tok_t* out) noexcept nogil:
+    # the units' pairs' keys (n <= LINEAR_MAX units; unit i is p[off[i]:off[i+1]] with id
+    # out[i])
+    cdef Py_ssize_t i
     cdef tok_t r
+    s.p = p
+    s.off = off
+    s.out = out
+    s.n = n
+    s.limit = limit
+    s.padded = (n + 7) & ~7     # (LINEAR_MAX is a multiple of 8)
+    for i in range(n):
+        s.nxt[i] = <int32_t>(i + 1)
+        s.prv[i] = <int32_t>(i - 1)
     for i in range(n - 1):
         r = _first_rank(tb, p, off, out, i, limit, loc)
-        key[i] = _short_key(r, i)
+        s.key[i] = _short_key(r, i)
         if loc.sig != NULL and r != NO_RANK:
             # (_merged_rank prefetches the signatures of the tokens it finds; the direct
             # table's need it too: the first merges' questions read them)
             bpe_prefetch(&loc.sig[2 * r])
-    for i in range(n - 1, padded):
-        key[i] = SHORT_NONE
-    while True:
-        best = bpe_min_keys(key, padded)
-        if best == SHORT_NONE:
-            break
-        # part a absorbs the part after it
-        a = best & ((1 << SHORT_SHIFT) - 1)
-        c = nxt[nxt[a]]
-        key[nxt[a]] = SHORT_NONE
-        out[a] = <tok_t>(best >> SHORT_SHIFT)
-        nxt[a] = c
-        z = prv[a]
-        if loc.pairs != NULL:
-            # the merge raises two questions: start both cache words on their way before
-            # waiting on the first (o200k prose +1.1-1.5%, paired rounds; others even)
-            if c < n:
-                bpe_prefetch(bpe_pair_slot(loc.pairs, (<uint64_t><uint32_t>out[a] << 32) | <uint32_t>out[c]))
-            if z >= 0:
-                bpe_prefetch(bpe_pair_slot(loc.pairs, (<uint64_t><uint32_t>out[z] << 32) | <uint32_t>out[a]))
-        if c < n:
-            prv[c] = a
-            key[a] = _short_key(_merged_rank(t, p, off[a], off[nxt[c]], out[a], out[c], limit, loc), a)
-        else:
-            key[a] = SHORT_NONE
+    for i in range(n - 1 if n > 0 else 0, s.padded):
+        s.key[i] = SHORT_NONE
+
+
+cdef inline bint _sm_merge(ShortMerge* s, const Local* loc) noexcept nogil:
+    # the lowest key's merge (False: none left); its two new pairs' cache words are on their
+    # way when this returns, and _sm_ask asks their questions
+    cdef int32_t best = bpe_min_keys(s.key, s.padded)
+    cdef int32_t a, c, z
+    cdef tok_t* out = s.out
+    if best == SHORT_NONE:
+        return False
+    # part a absorbs the part after it
+    a = best & ((1 << SHORT_SHIFT) - 1)
+    c = s.nxt[s.nxt[a]]
+    s.key[s.nxt[a]] = SHORT_NONE
+    out[a] = <tok_t>(best >> SHORT_SHIFT)
+    s.nxt[a] = c
+    z = s.prv[a]
+    if loc.pairs != NULL:
+        # the merge raises two questions: start both cache words on their way before
+        # waiting on the first (o200k prose +1.1-1.5%, paired rounds; others even)
+        if c < s.n:
+            bpe_prefetch(bpe_pair_slot(loc.pairs, (<uint64_t><uint32_t>out[a] << 32) | <uint32_t>out[c]))
         if z >= 0:
-            key[z] = _short_key(_merged_rank(t, p, off[z], off[c], out[z], out[a], limit, loc), z)
+            bpe_prefetch(bpe_pair_slot(loc.pairs, (<uint64_t><uint32_t>out[z] << 32) | <uint32_t>out[a]))
+    s.a = a
+    s.c = c
+    s.z = z
+    return True
+
+
+cdef inline void _sm_ask(ShortMerge* s, const TokenTable* t, Local* loc) noexcept nogil:
+    # the keys of the pairs the last merge made
+    cdef int32_t a = s.a, c = s.c, z = s.z
+    cdef tok_t* out = s.out
+    if c < s.n:
+        s.prv[c] = a
+        s.key[a] = _short_key(_merged_rank(t, s.p, s.off[a], s.off[s.nxt[c]], out[a], out[c], s.limit, loc), a)
+    else:
+        s.key[a] = SHORT_NONE
+    if z >= 0:
+        s.key[z] = _short_key(_merged_rank(t, s.p, s.off[z], s.off[c], out[z], out[a], s.limit, loc), z)
+
+
+cdef inline Py_ssize_t _sm_gather(ShortMerge* s) noexcept nogil:
     # gather the parts' ids to the front (in place: a part's index is never below its rank)
-    i = 0
-    while i < n:
-        out[k] = out[i]
+    cdef Py_ssize_t i = 0, k = 0
+    while i < s.n:
+        s.out[k] = s.out[i]
         k += 1
-        i = nxt[i]
+        i = s.nxt[i]
     return k
+
+
+cdef Py_ssize_t _bpe_short(const Tables* tb, const uint8_t* p, Py_ssize_t n, const int32_t* off,
+                           tok_t limit, Local* loc, tok_t* out) noexcept nogil:
+    # Linear scan (n <= LINEAR_MAX units; unit i is p[off[i]:off[i+1]] with id out[i] on
+    # entry; every rank below SHORT_RANK_LIMIT): one branch-free minimum over the n keys (see
+    # ShortMerge) finds the lowest rank, leftmost among equals, and no array is ever shifted.
+    # The keys are 32-bit so that the minimum runs four to a vector.
+    cdef ShortMerge s
+    _sm_init(&s, tb, p, n, off, limit, loc, out)
+    while _sm_merge(&s, loc):
+        _sm_ask(&s, &tb.table, loc)
+    return _sm_gather(&s)
 
 
 ctypedef struct Candidate:
@@ -581,13 +628,53 @@ cdef Py_ssize_t _merge_loop(Tables* tb, const uint8_t* p, Py_ssize_t n, tok_t li
         if off == NULL:
             return OUT_OF_MEMORY
     m = cu_units(&tb.cu if units else NULL, &tb.table, tb.byte_rank, p, n, off, out)
-    if m <= LINEAR_MAX and tb.table.n_ids <= SHORT_RANK_LIMIT:
-        k = _bpe_short(tb, p, m, off, limit, loc, out)
-    else:
-        k = _bpe_long(tb, p, m, off, limit, loc, out)
+    k = _merge_units(tb, p, m, off, limit, loc, out)
     if off != off_s:
         free(off)
     return k
+
+
+cdef inline Py_ssize_t _merge_units(Tables* tb, const uint8_t* p, Py_ssize_t m, const int32_t* off, tok_t limit,
+                                    Local* loc, tok_t* out) noexcept nogil:
+    # the linear scan for few units, the heap for more
+    if m <= LINEAR_MAX and tb.table.n_ids <= SHORT_RANK_LIMIT:
+        return _bpe_short(tb, p, m, off, limit, loc, out)
+    return _bpe_long(tb, p, m, off, limit, loc, out)
+
+
+cdef Py_ssize_t _merge_two(Tables* tb, Local* loc, const uint8_t* pa, Py_ssize_t na, tok_t* out_a,
+                           const uint8_t* pb, Py_ssize_t nb, tok_t* out_b, Py_ssize_t* kb) noexcept nogil:
+    # _piece_merged of two pieces for which _merges_short holds: returns the first's count of
+    # ids, kb[0] the second's.  Where both have few enough units, their merge loops take
+    # turns step by step, so that each waits for its lookups while the other works: a merge
+    # step's two questions (pair cache, token table) are lines from memory that the next
+    # step depends on, and one piece alone leaves the core idle meanwhile.
+    cdef int32_t off_a[STACK_MAX + 1]
+    cdef int32_t off_b[STACK_MAX + 1]
+    cdef ShortMerge A, B
+    cdef Py_ssize_t ma, mb, ka
+    cdef bint a_on = True, b_on = True
+    _signatures_for_merge(tb, loc)
+    _signatures_for_merge(tb, loc)
+    ma = cu_units(&tb.cu, &tb.table, tb.byte_rank, pa, na, off_a, out_a)
+    mb = cu_units(&tb.cu, &tb.table, tb.byte_rank, pb, nb, off_b, out_b)
+    if ma > LINEAR_MAX or mb > LINEAR_MAX or tb.table.n_ids > SHORT_RANK_LIMIT:
+        ka = _merge_units(tb, pa, ma, off_a, NO_RANK, loc, out_a)
+        kb[0] = _merge_units(tb, pb, mb, off_b, NO_RANK, loc, out_b)
+        return ka
+    _sm_init(&A, tb, pa, ma, off_a, NO_RANK, loc, out_a)
+    _sm_init(&B, tb, pb, mb, off_b, NO_RANK, loc, out_b)
+    while a_on or b_on:
+        if a_on:
+            a_on = _sm_merge(&A, loc)
+        if b_on:
+            b_on = _sm_merge(&B, loc)
+        if a_on:
+            _sm_ask(&A, &tb.table, loc)
+        if b_on:
+            _sm_ask(&B, &tb.table, loc)
+    kb[0] = _sm_gather(&B)
+    return _sm_gather(&A)
 
 
 cdef inline Py_ssize_t bpe_piece_cached(Tables* tb, Local* loc, const uint8_t* p, Py_ssize_t n, uint64_t h,
@@ -596,12 +683,23 @@ cdef inline Py_ssize_t bpe_piece_cached(Tables* tb, Local* loc, const uint8_t* p
     for pieces longer than ``bt.min_bytes``, the backtracking encoder (linear time); no
     ``max_rank``.  ``h`` is ``hash_bytes(p, n)`` and ``head`` is ``_head(p, n)`` (both from
     ``hash_and_head``; any values when n == 0).  This part (what most pieces need) is
-    inlined into the loops over pieces; ``_piece_uncommon`` is not.
+    inlined into the loops over pieces; ``_piece_uncommon`` is not."""
+    cdef bpe_cache_entry* e = NULL
+    cdef Py_ssize_t m = _piece_known(tb, loc, p, n, h, head, out, &e)
+    if m != PIECE_MISSED:
+        return m
+    return _piece_uncommon(tb, loc, p, n, h, e, out)
+
+
+cdef inline Py_ssize_t _piece_known(Tables* tb, Local* loc, const uint8_t* p, Py_ssize_t n, uint64_t h,
+                                    uint64_t head, tok_t* out, bpe_cache_entry** set_out) noexcept nogil:
+    """The ids of a piece that is a token or in its two-way set (their count), else
+    PIECE_MISSED with ``set_out[0]`` its set (NULL: too long for the sets).
 
     A piece of one byte is found in the token table like any other (every byte is a token):
     a test for it first was mispredicted on a tenth of the pieces of prose."""
     cdef tok_t r
-    cdef bpe_cache_entry* e = NULL
+    cdef bpe_cache_entry* e
     if n == 0:
         return 0
     if loc.ml == NULL or loc.ml.ignore_merges:
@@ -615,9 +713,11 @@ cdef inline Py_ssize_t bpe_piece_cached(Tables* tb, Local* loc, const uint8_t* p
     cdef uint64_t rest
     cdef unsigned int gen = <unsigned int>loc.gen
     cdef bpe_cache_entry swap
+    set_out[0] = NULL
     if n <= CACHE_MAX_BYTES:
         # a two-way set: the entry used last is kept first
         e = bpe_cache_set(&loc.caches, h)
+        set_out[0] = e
         rest = _piece_rest(p, n)
         if _entry_holds(&e[0], gen, head, rest):
             return _cached_ids(&e[0], out)
@@ -626,7 +726,7 @@ cdef inline Py_ssize_t bpe_piece_cached(Tables* tb, Local* loc, const uint8_t* p
             e[1] = e[0]
             e[0] = swap
             return _cached_ids(&e[0], out)
-    return _piece_uncommon(tb, loc, p, n, h, e, out)
+    return PIECE_MISSED
 
 
 cdef inline uint64_t _piece_rest(const uint8_t* p, Py_ssize_t n) noexcept nogil:
@@ -652,32 +752,69 @@ cdef Py_ssize_t _piece_uncommon(Tables* tb, Local* loc, const uint8_t* p, Py_ssi
     # bpe_piece_cached for a piece that is neither a token nor in the two-way set e (NULL:
     # too long for the sets): the long or huge entry of its hash, else merged, the result
     # put into e if it fits an entry there, else into the long or huge entry
-    cdef unsigned int gen = <unsigned int>loc.gen
     cdef bpe_long_entry* g = NULL
     cdef bpe_huge_entry* x = NULL
-    cdef Py_ssize_t hit = -1, k, i
+    cdef Py_ssize_t k = _piece_sized_entry(loc, p, n, h, out, &g, &x)
+    if k >= 0:
+        return k
+    k = _piece_merged(tb, loc, p, n, out)
+    _piece_keep(loc, p, n, h, e, g, x, out, k)
+    return k
+
+
+cdef inline Py_ssize_t _piece_sized_entry(Local* loc, const uint8_t* p, Py_ssize_t n, uint64_t h, tok_t* out,
+                                          bpe_long_entry** g, bpe_huge_entry** x) noexcept nogil:
+    # the ids of a piece in the long or huge entry of its hash, else -1; g[0] and x[0]: the
+    # entries that a piece of its length may be kept in (NULL: neither)
+    cdef unsigned int gen = <unsigned int>loc.gen
+    g[0] = NULL
+    x[0] = NULL
     if n <= LONG_CACHE_MAX_BYTES:
         # pieces too long for the sets, or with too many ids (those only where the entry's
         # bit says it may hold one: most short pieces that miss their set are new)
-        g = bpe_long_slot(&loc.caches, h)
+        g[0] = bpe_long_slot(&loc.caches, h)
         if n > CACHE_MAX_BYTES or bpe_long_holds_short(&loc.caches, h):
-            hit = _entry_ids(g, gen, p, n, out)
+            return _entry_ids(g[0], gen, p, n, out)
     elif n <= HUGE_CACHE_MAX_BYTES:
         # rarer still, but each costs hundreds of instructions per byte to merge (rules of
         # '=' or '#' in code and text)
-        x = bpe_huge_slot(&loc.caches, h)
-        hit = _entry_ids(x, gen, p, n, out)
-    if hit >= 0:
-        return hit
-    k = NOT_ENCODED
+        x[0] = bpe_huge_slot(&loc.caches, h)
+        return _entry_ids(x[0], gen, p, n, out)
+    return -1
+
+
+cdef inline bint _merges_short(Tables* tb, const Local* loc, Py_ssize_t n) noexcept nogil:
+    # whether _piece_merged would merge a piece of n bytes in the merge loop from units in
+    # stack arrays (what _merge_two takes)
+    return loc.ml == NULL and n <= STACK_MAX and not (
+        n > tb.bt.min_bytes >= 0 and bt_usable(&tb.bt, &tb.table, tb.byte_rank))
+
+
+cdef inline void _signatures_for_merge(Tables* tb, Local* loc) noexcept nogil:
+    # (each piece merged while the signatures wait counts towards building them)
+    if loc.sig == NULL and loc.sigs != NULL:
+        loc.sig = sig_usable(loc.sigs, &tb.bt, &tb.table, tb.byte_rank)
+
+
+cdef Py_ssize_t _piece_merged(Tables* tb, Local* loc, const uint8_t* p, Py_ssize_t n, tok_t* out) noexcept nogil:
+    # the ids of a piece by the encoder's rule (no cache), or OUT_OF_MEMORY
+    cdef Py_ssize_t k = NOT_ENCODED
     if loc.ml != NULL:
         k = ml_piece(loc.ml, &tb.cu, &tb.table, tb.byte_rank, p, n, out)
     elif n > tb.bt.min_bytes >= 0 and bt_usable(&tb.bt, &tb.table, tb.byte_rank):
         k = _bpe_backtrack(&tb.bt, &tb.table, tb.byte_rank, p, n, out)
     if k == NOT_ENCODED:
-        if loc.sig == NULL and loc.sigs != NULL:
-            loc.sig = sig_usable(loc.sigs, &tb.bt, &tb.table, tb.byte_rank)
+        _signatures_for_merge(tb, loc)
         k = _merge_loop(tb, p, n, NO_RANK, True, loc, out)
+    return k
+
+
+cdef inline void _piece_keep(Local* loc, const uint8_t* p, Py_ssize_t n, uint64_t h, bpe_cache_entry* e,
+                             bpe_long_entry* g, bpe_huge_entry* x, const tok_t* ids, Py_ssize_t k) noexcept nogil:
+    # the k ids of a merged piece into its set e if they fit an entry there, else into its
+    # long or huge entry (g, x: NULL where the piece is too long for them)
+    cdef unsigned int gen = <unsigned int>loc.gen
+    cdef Py_ssize_t i
     if e != NULL and 0 < k <= CACHE_MAX_IDS:
         # into the set's first place; the entry there moves to the second
         e[1] = e[0]
@@ -685,13 +822,12 @@ cdef Py_ssize_t _piece_uncommon(Tables* tb, Local* loc, const uint8_t* p, Py_ssi
         e[0].head = _head(p, n)
         e[0].rest = _piece_rest(p, n) | (<uint64_t>k << 56)
         for i in range(k):
-            e[0].ids[i] = out[i]
+            e[0].ids[i] = ids[i]
     elif g != NULL and 0 < k <= LONG_CACHE_MAX_IDS:
-        _entry_fill(g, gen, p, n, out, k)
+        _entry_fill(g, gen, p, n, ids, k)
         bpe_long_mark_short(&loc.caches, h, n <= CACHE_MAX_BYTES)
     elif x != NULL and 0 < k <= HUGE_CACHE_MAX_IDS:
-        _entry_fill(x, gen, p, n, out, k)
-    return k
+        _entry_fill(x, gen, p, n, ids, k)
 
 
 cdef inline Py_ssize_t _entry_ids(const sized_entry* x, unsigned int gen, const uint8_t* p, Py_ssize_t n,
@@ -803,6 +939,62 @@ cdef inline Py_ssize_t _scan_ahead(const TokenTable* t, const Local* loc, int pi
             if bounds[j + 1] - bounds[j] >= 0x7FFFFFFF:
                 return PIECE_TOO_LONG
     return c
+
+
+cdef Py_ssize_t _pieces_from_miss(Tables* tb, Local* loc, const uint8_t* p, const Py_ssize_t* bounds,
+                                  const uint64_t* hashes, const uint64_t* heads, Py_ssize_t c, Py_ssize_t count,
+                                  bpe_cache_entry* e, tok_t* out, Py_ssize_t* done) noexcept nogil:
+    # Piece c of a batch of _scan_ahead (p[bounds[c]:bounds[c + 1]]) is neither a token nor
+    # in its set e: its ids, and those of the pieces after it up to the next one that must
+    # be merged too, which is merged alongside it (_merge_two).  Writes the ids to out (room
+    # for the bytes of pieces c..count - 1) and returns how many, or OUT_OF_MEMORY;
+    # done[0]: how many pieces they are.  The ids of the pieces after c go behind room for
+    # as many ids as c has bytes (a piece has no more ids than bytes), and move down behind
+    # c's once those are known.
+    cdef Py_ssize_t base = bounds[c], n = bounds[c + 1] - base, k, j, nj = 0, m, kj = 0, pos = n
+    cdef bpe_long_entry* g
+    cdef bpe_huge_entry* x
+    cdef bpe_long_entry* gj = NULL
+    cdef bpe_huge_entry* xj = NULL
+    cdef bpe_cache_entry* ej = NULL
+    k = _piece_sized_entry(loc, p + base, n, hashes[c], out, &g, &x)
+    if k >= 0:
+        done[0] = 1
+        return k
+    if not _merges_short(tb, loc, n):
+        k = _piece_merged(tb, loc, p + base, n, out)
+        _piece_keep(loc, p + base, n, hashes[c], e, g, x, out, k)
+        done[0] = 1
+        return k
+    j = c + 1
+    while j < count:
+        nj = bounds[j + 1] - bounds[j]
+        m = _piece_known(tb, loc, p + bounds[j], nj, hashes[j], heads[j], out + pos, &ej)
+        if m == PIECE_MISSED:
+            m = _piece_sized_entry(loc, p + bounds[j], nj, hashes[j], out + pos, &gj, &xj)
+            if m < 0:
+                if _merges_short(tb, loc, nj):
+                    break                        # the partner
+                m = _piece_merged(tb, loc, p + bounds[j], nj, out + pos)
+                if m < 0:
+                    return m
+                _piece_keep(loc, p + bounds[j], nj, hashes[j], ej, gj, xj, out + pos, m)
+        pos += m
+        j += 1
+    if j < count:
+        k = _merge_two(tb, loc, p + base, n, out, p + bounds[j], nj, out + pos, &kj)
+        _piece_keep(loc, p + base, n, hashes[c], e, g, x, out, k)
+        _piece_keep(loc, p + bounds[j], nj, hashes[j], ej, gj, xj, out + pos, kj)
+        pos += kj
+        done[0] = j - c + 1
+    else:
+        _signatures_for_merge(tb, loc)
+        k = _merge_loop(tb, p + base, n, NO_RANK, True, loc, out)
+        _piece_keep(loc, p + base, n, hashes[c], e, g, x, out, k)
+        done[0] = count - c
+    if k < n:
+        memmove(out + k, out + n, (pos - n) * sizeof(tok_t))
+    return k + pos - n
 
 
 # --------------------------------------------------------------------------------------------
@@ -925,9 +1117,12 @@ cdef class Encoder:
         (grown as needed).  Returns how many, or OUT_OF_MEMORY / PIECE_TOO_LONG.
 
         Pieces are found SCAN_AHEAD at a time (``_scan_ahead``, which prefetches what their
-        lookups read), then encoded.  ``words`` (or NULL) gets the end of every piece marked (see _offsets.pxi), counted in
+        lookups read), then encoded; a piece that must be merged is merged alongside the next
+        one in the batch that must be too (``_pieces_from_miss``), except where offsets are
+        kept (``words``).  ``words`` (or NULL) gets the end of every piece marked (see _offsets.pxi), counted in
         tokens from ``words.k0`` ids before the first one appended here."""
-        cdef Py_ssize_t i = 0, k = out.k, k_start = out.k, m, count, c, size
+        cdef Py_ssize_t i = 0, k = out.k, k_start = out.k, m, count, c, size, done
+        cdef bpe_cache_entry* e = NULL
         cdef Py_ssize_t bounds[SCAN_ROOM + 1]
         cdef uint64_t hashes[SCAN_ROOM]
         cdef uint64_t heads[SCAN_ROOM]
@@ -941,16 +1136,32 @@ cdef class Encoder:
                 out.k = k
                 if _idb_grow(out, k + (bounds[count] - i)) < 0:
                     return OUT_OF_MEMORY
-            for c in range(count):
-                size = bounds[c + 1] - bounds[c]
-                m = bpe_piece_cached(&self.tb, &loc, p + bounds[c], size, hashes[c], heads[c], out.ids + k)
-                if m < 0:
-                    out.k = k
-                    return OUT_OF_MEMORY
-                k += m
-                if words != NULL and words_mark(words, words.k0 + k - k_start, words.b0 + bounds[c + 1]) < 0:
-                    out.k = k
-                    return OUT_OF_MEMORY
+            if words != NULL:
+                for c in range(count):
+                    size = bounds[c + 1] - bounds[c]
+                    m = bpe_piece_cached(&self.tb, &loc, p + bounds[c], size, hashes[c], heads[c], out.ids + k)
+                    if m < 0:
+                        out.k = k
+                        return OUT_OF_MEMORY
+                    k += m
+                    if words_mark(words, words.k0 + k - k_start, words.b0 + bounds[c + 1]) < 0:
+                        out.k = k
+                        return OUT_OF_MEMORY
+            else:
+                c = 0
+                while c < count:
+                    size = bounds[c + 1] - bounds[c]
+                    m = _piece_known(&self.tb, &loc, p + bounds[c], size, hashes[c], heads[c], out.ids + k, &e)
+                    done = 1
+                    if m == PIECE_MISSED:
+                        # (with the pieces after it, up to one merged alongside it)
+                        m = _pieces_from_miss(&self.tb, &loc, p, bounds, hashes, heads, c, count, e,
+                                              out.ids + k, &done)
+                        if m < 0:
+                            out.k = k
+                            return OUT_OF_MEMORY
+                    k += m
+                    c += done
             i = bounds[count]
         out.k = k
         return k - k_start

@@ -611,6 +611,30 @@ def test_forgetting_cached_pieces_changes_no_ids(cython_backend):
     assert enc.encode_ordinary(text) == first == tiktoken_encoding("cl100k_base").encode_ordinary(text)
 
 
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+@pytest.mark.parametrize("backtrack_over", [-1, 12])
+def test_pieces_merged_two_at_a_time_give_tiktokens_ids(cython_backend, name, backtrack_over):
+    """Text whose batches hold several pieces to merge (new words, the same new word twice,
+    words of many units, Cyrillic and Han words), encoded cold: the merge loops that take
+    turns (_merge_two), the pieces looked up while a merge waits for its partner, and the
+    pieces merged alone (over LINEAR_MAX units, or by the backtracking encoder when it takes
+    pieces over 12 bytes) give tiktoken's ids."""
+    enc = bpe.Tokenizer(bpe.get_encoding(name).mergeable_ranks, pattern=name)
+    enc._core._set_backtrack_min_bytes(backtrack_over)
+    oracle = tiktoken_encoding(name)
+    rng = random.Random(7)
+    alphabets = ["bcdfghjklmnpqrstvwxzaeiou", "бвгджзклмнпрстаеиоуя", "的一是不了人我在有他这中大来上"]
+    words = [" " + "".join(rng.choice(alphabets[i % 3]) for _ in range(rng.choice([2, 3, 5, 8, 13, 26, 40])))
+             for i in range(3000)]
+    common = [" the", " and", " of", ",", ".", "\n"]
+    for _ in range(30):
+        parts = [rng.choice(words) if rng.random() < 0.4 else rng.choice(common) for _ in range(300)]
+        text = "".join(parts)
+        enc._core._forget_cached_pieces()
+        assert enc.encode_ordinary(text) == oracle.encode_ordinary(text)
+        assert enc.encode_ordinary(text) == oracle.encode_ordinary(text)  # (warm)
+
+
 # ---------------------------------------------------------------- whole-character units
 
 def _bytes_only(tok):
