@@ -877,13 +877,6 @@ cdef Py_ssize_t bpe_piece(Tables* tb, Local* loc, const uint8_t* p, Py_ssize_t n
     return _merge_loop(tb, p, n, limit, False, loc, out)
 
 
-cdef inline void _prefetch_lookup(const TokenTable* t, const Local* loc, uint64_t h) noexcept nogil:
-    # start fetching what looking up a piece of hash h will read: its slot and its set of
-    # the piece cache
-    bpe_prefetch(&t.slots[h & <uint64_t>(t.n_slots - 1)])
-    bpe_prefetch(bpe_cache_set(&loc.caches, h))
-
-
 cdef enum:
     # _encode_utf8 and count_text find this many pieces (and prefetch what their lookups
     # read) before they encode any (32 against 16, benchmarks.ab with peers: o200k prose
@@ -894,11 +887,17 @@ cdef enum:
     SCAN_ROOM = SCAN_AHEAD + 63
 
 
-cdef inline void _hash_piece(const TokenTable* t, const Local* loc, const uint8_t* p, Py_ssize_t n,
-                             uint64_t* h, uint64_t* head) noexcept nogil:
-    # a piece's hash and first word, and its lookups prefetched
-    h[0] = hash_and_head(p, n, head)
-    _prefetch_lookup(t, loc, h[0])
+cdef inline void _hash_piece(const Slot* slots, uint64_t slot_mask, const bpe_caches* caches,
+                             const uint8_t* p, Py_ssize_t n, uint64_t* h, uint64_t* head) noexcept nogil:
+    # a piece's hash and first word, and what its lookups will read prefetched: its slot of
+    # the token table and its set of the piece cache (the caller's copies of the addresses
+    # and masks stay in registers, where the table's and the Local's own fields would be
+    # read again after every store of a bound, which may alias them as far as the compiler
+    # knows)
+    cdef uint64_t x = hash_and_head(p, n, head)
+    h[0] = x
+    bpe_prefetch(&slots[x & slot_mask])
+    bpe_prefetch(bpe_cache_set(caches, x))
 
 
 cdef inline Py_ssize_t _scan_ahead(const TokenTable* t, const Local* loc, int pid, const uint8_t* p,
@@ -913,6 +912,9 @@ cdef inline Py_ssize_t _scan_ahead(const TokenTable* t, const Local* loc, int pi
     # number of pieces, or PIECE_TOO_LONG.
     cdef Py_ssize_t c = 0, j, base
     cdef uint64_t more
+    cdef const Slot* slots = t.slots
+    cdef uint64_t slot_mask = <uint64_t>(t.n_slots - 1)
+    cdef bpe_caches caches = loc.caches
     bounds[0] = i
     while c < SCAN_AHEAD and i < n:
         # the starts a block of the text decides at once (o200k), else one piece from the
@@ -920,7 +922,7 @@ cdef inline Py_ssize_t _scan_ahead(const TokenTable* t, const Local* loc, int pi
         more = piece_bounds(pid, p, n, i)
         if more == 0:
             j = scan_piece(pid, p, n, i)
-            _hash_piece(t, loc, p + i, j - i, &hashes[c], &heads[c])
+            _hash_piece(slots, slot_mask, &caches, p + i, j - i, &hashes[c], &heads[c])
             c += 1
             bounds[c] = j
             i = j
@@ -929,7 +931,7 @@ cdef inline Py_ssize_t _scan_ahead(const TokenTable* t, const Local* loc, int pi
         while more:
             j = base + bpe_ctz64(more)
             more &= more - 1
-            _hash_piece(t, loc, p + i, j - i, &hashes[c], &heads[c])
+            _hash_piece(slots, slot_mask, &caches, p + i, j - i, &hashes[c], &heads[c])
             c += 1
             bounds[c] = j
             i = j
