@@ -145,9 +145,9 @@ cdef enum:
     PIECE_TOO_LONG = -2      # a pre-token of 2 GiB or more (ids are counted in 32 bits)
     NOT_ENCODED = -3         # the backtracking encoder leaves the piece to the merge loop
     FOUND_DISALLOWED = -4    # _encode_split: the text holds a disallowed special token
-    PIECE_MISSED = -5        # _piece_known: not a token, nor in its set of the piece cache
     OFFSETS_DISAGREE = -5    # char_offsets: the word marks and token lengths disagree (a bug)
     TEXT_TOO_LONG = -6       # offsets of a text of 4 GiB or more (they are counted in 32 bits)
+    PIECE_MISSED = -7        # _piece_known: not a token, nor in its set of the piece cache
 
 
 cdef int _check_status(Py_ssize_t status) except -1:
@@ -990,10 +990,15 @@ cdef Py_ssize_t _pieces_from_miss(Tables* tb, Local* loc, const uint8_t* p, cons
         pos += kj
         done[0] = j - c + 1
     else:
+        # no partner in the batch: alone, by what _piece_merged runs where _merges_short
+        # holds (calling _piece_merged here costs the warm loop 1.3 instructions a byte of
+        # English: the compiler inlines differently)
         _signatures_for_merge(tb, loc)
         k = _merge_loop(tb, p + base, n, NO_RANK, True, loc, out)
         _piece_keep(loc, p + base, n, hashes[c], e, g, x, out, k)
         done[0] = count - c
+    if k < 0:
+        return k
     if k < n:
         memmove(out + k, out + n, (pos - n) * sizeof(tok_t))
     return k + pos - n
