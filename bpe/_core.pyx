@@ -125,8 +125,8 @@ cdef extern from "_piece_cache.h":
     bpe_cache_entry* bpe_cache_set(const bpe_caches* c, unsigned long long h) noexcept nogil
     bpe_long_entry* bpe_long_slot(const bpe_caches* c, unsigned long long h) noexcept nogil
     bpe_huge_entry* bpe_huge_slot(const bpe_caches* c, unsigned long long h) noexcept nogil
-    bint bpe_long_holds_short(const bpe_caches* c, unsigned long long h) noexcept nogil
-    void bpe_long_mark_short(const bpe_caches* c, unsigned long long h, int is_short) noexcept nogil
+    bint bpe_long_holds_short(const bpe_caches* c, const bpe_long_entry* g) noexcept nogil
+    void bpe_long_mark_short(const bpe_caches* c, const bpe_long_entry* g, int is_short) noexcept nogil
     size_t bpe_cache_sets
     long bpe_live_blocks_now() noexcept
 
@@ -654,7 +654,7 @@ cdef Py_ssize_t _merge_two(Tables* tb, Local* loc, const uint8_t* pa, Py_ssize_t
     cdef ShortMerge A, B
     cdef Py_ssize_t ma, mb, ka
     cdef bint a_on = True, b_on = True
-    _signatures_for_merge(tb, loc)
+    _signatures_for_merge(tb, loc)       # (once for each piece: each counts towards the build)
     _signatures_for_merge(tb, loc)
     ma = cu_units(&tb.cu, &tb.table, tb.byte_rank, pa, na, off_a, out_a)
     mb = cu_units(&tb.cu, &tb.table, tb.byte_rank, pb, nb, off_b, out_b)
@@ -758,7 +758,7 @@ cdef Py_ssize_t _piece_uncommon(Tables* tb, Local* loc, const uint8_t* p, Py_ssi
     if k >= 0:
         return k
     k = _piece_merged(tb, loc, p, n, out)
-    _piece_keep(loc, p, n, h, e, g, x, out, k)
+    _piece_keep(loc, p, n, e, g, x, out, k)
     return k
 
 
@@ -773,7 +773,7 @@ cdef inline Py_ssize_t _piece_sized_entry(Local* loc, const uint8_t* p, Py_ssize
         # pieces too long for the sets, or with too many ids (those only where the entry's
         # bit says it may hold one: most short pieces that miss their set are new)
         g[0] = bpe_long_slot(&loc.caches, h)
-        if n > CACHE_MAX_BYTES or bpe_long_holds_short(&loc.caches, h):
+        if n > CACHE_MAX_BYTES or bpe_long_holds_short(&loc.caches, g[0]):
             return _entry_ids(g[0], gen, p, n, out)
     elif n <= HUGE_CACHE_MAX_BYTES:
         # rarer still, but each costs hundreds of instructions per byte to merge (rules of
@@ -809,7 +809,7 @@ cdef Py_ssize_t _piece_merged(Tables* tb, Local* loc, const uint8_t* p, Py_ssize
     return k
 
 
-cdef inline void _piece_keep(Local* loc, const uint8_t* p, Py_ssize_t n, uint64_t h, bpe_cache_entry* e,
+cdef inline void _piece_keep(Local* loc, const uint8_t* p, Py_ssize_t n, bpe_cache_entry* e,
                              bpe_long_entry* g, bpe_huge_entry* x, const tok_t* ids, Py_ssize_t k) noexcept nogil:
     # the k ids of a merged piece into its set e if they fit an entry there, else into its
     # long or huge entry (g, x: NULL where the piece is too long for them)
@@ -825,7 +825,7 @@ cdef inline void _piece_keep(Local* loc, const uint8_t* p, Py_ssize_t n, uint64_
             e[0].ids[i] = ids[i]
     elif g != NULL and 0 < k <= LONG_CACHE_MAX_IDS:
         _entry_fill(g, gen, p, n, ids, k)
-        bpe_long_mark_short(&loc.caches, h, n <= CACHE_MAX_BYTES)
+        bpe_long_mark_short(&loc.caches, g, n <= CACHE_MAX_BYTES)
     elif x != NULL and 0 < k <= HUGE_CACHE_MAX_IDS:
         _entry_fill(x, gen, p, n, ids, k)
 
@@ -965,7 +965,7 @@ cdef Py_ssize_t _pieces_from_miss(Tables* tb, Local* loc, const uint8_t* p, cons
         return k
     if not _merges_short(tb, loc, n):
         k = _piece_merged(tb, loc, p + base, n, out)
-        _piece_keep(loc, p + base, n, hashes[c], e, g, x, out, k)
+        _piece_keep(loc, p + base, n, e, g, x, out, k)
         done[0] = 1
         return k
     j = c + 1
@@ -980,13 +980,13 @@ cdef Py_ssize_t _pieces_from_miss(Tables* tb, Local* loc, const uint8_t* p, cons
                 m = _piece_merged(tb, loc, p + bounds[j], nj, out + pos)
                 if m < 0:
                     return m
-                _piece_keep(loc, p + bounds[j], nj, hashes[j], ej, gj, xj, out + pos, m)
+                _piece_keep(loc, p + bounds[j], nj, ej, gj, xj, out + pos, m)
         pos += m
         j += 1
     if j < count:
         k = _merge_two(tb, loc, p + base, n, out, p + bounds[j], nj, out + pos, &kj)
-        _piece_keep(loc, p + base, n, hashes[c], e, g, x, out, k)
-        _piece_keep(loc, p + bounds[j], nj, hashes[j], ej, gj, xj, out + pos, kj)
+        _piece_keep(loc, p + base, n, e, g, x, out, k)
+        _piece_keep(loc, p + bounds[j], nj, ej, gj, xj, out + pos, kj)
         pos += kj
         done[0] = j - c + 1
     else:
@@ -995,7 +995,7 @@ cdef Py_ssize_t _pieces_from_miss(Tables* tb, Local* loc, const uint8_t* p, cons
         # English: the compiler inlines differently)
         _signatures_for_merge(tb, loc)
         k = _merge_loop(tb, p + base, n, NO_RANK, True, loc, out)
-        _piece_keep(loc, p + base, n, hashes[c], e, g, x, out, k)
+        _piece_keep(loc, p + base, n, e, g, x, out, k)
         done[0] = count - c
     if k < 0:
         return k

@@ -194,18 +194,19 @@ static inline bpe_cache_entry* bpe_cache_set(const bpe_caches* c, unsigned long 
 static inline bpe_long_entry* bpe_long_slot(const bpe_caches* c, unsigned long long h) {
     return &c->longs[(h >> 20) & c->long_mask];
 }
-/* Whether the long entry of hash h may hold a piece short enough for the sets (one with more
+/* Whether the long entry g may hold a piece short enough for the sets (one with more
    ids than a set entry holds).  A piece that short is looked for there only then: the
    entry's line is rarely in the CPU's caches, and such pieces are rare (English under
    o200k_base: one in twenty of the merged pieces that miss their set were probed for in
    vain).  The bit is a hint: it may stay set for an entry of another encoder or
    generation, and the entry is then checked as before. */
-static inline int bpe_long_holds_short(const bpe_caches* c, unsigned long long h) {
-    unsigned long long i = (h >> 20) & c->long_mask;
+static inline int bpe_long_holds_short(const bpe_caches* c, const bpe_long_entry* g) {
+    size_t i = (size_t)(g - c->longs);
     return (int)((c->short_in_long[i >> 6] >> (i & 63)) & 1);
 }
-static inline void bpe_long_mark_short(const bpe_caches* c, unsigned long long h, int is_short) {
-    unsigned long long i = (h >> 20) & c->long_mask, bit = 1ULL << (i & 63);
+static inline void bpe_long_mark_short(const bpe_caches* c, const bpe_long_entry* g, int is_short) {
+    size_t i = (size_t)(g - c->longs);
+    unsigned long long bit = 1ULL << (i & 63);
     if (is_short)
         c->short_in_long[i >> 6] |= bit;
     else
