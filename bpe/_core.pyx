@@ -541,16 +541,17 @@ cdef Py_ssize_t _bpe_long(const Tables* tb, const uint8_t* p, Py_ssize_t n, cons
 # kept in three per-thread caches (bpe/_piece_cache.h), all sized by one number S (65,536 by
 # default, _set_piece_cache_sets): S sets of two 32-byte entries (one cache line per set,
 # 4 MiB), each entry a piece of up to 14 bytes that gives up to 3 ids, the set's last used
-# entry first; S / 4 direct-mapped 64-byte entries (1 MiB) for pieces of up to 30 bytes and
+# entry first; S / 2 direct-mapped 64-byte entries (2 MiB) for pieces of up to 30 bytes and
 # 7 ids that do not fit those (more ids, as cl100k gives Cyrillic words, or 15-30 bytes); and
-# S / 16 direct-mapped 256-byte entries (1 MiB) for pieces of 31-122 bytes and up to 32 ids
-# (rules of '=' or '#' in code, which merge at hundreds of instructions a byte): 6 MiB at
+# S / 8 direct-mapped 256-byte entries (2 MiB) for pieces of 31-122 bytes and up to 32 ids
+# (rules of '=' or '#' in code, which merge at hundreds of instructions a byte): 8 MiB at
 # most per thread that encodes, whose pages are mapped as entries are first written there,
 # and no more however many distinct pieces go by.  Simulated on the shared corpora (o200k),
-# one pass hits 57% of the non-token pieces of English, 71% of Spanish, 18% of multilingual
+# with half today's long and huge entries, one pass hits 57% of the non-token pieces of English, 71% of Spanish, 18% of multilingual
 # and 69-78% of code, as a quarter of the size does (what one pass misses is mostly first
 # sight); a second pass over the benchmark's 2.4 MB of prose hits 95% of them (69% at a
-# quarter of the size), of its multilingual text 68% (43%), of its code 100% (97%).  The
+# quarter of the size), of its multilingual text 68% (43%), of its code 100% (97%); twice
+# the long and huge entries made that second multilingual pass 8% faster.  The
 # caches are per thread, so threads never share or lock them (an entry of 32 or 64 bytes
 # cannot be written in one atomic store, unlike the pair cache's words); an entry is tagged
 # with the low 32 bits of the generation number of the Encoder that wrote it (two encoders
@@ -570,8 +571,8 @@ bpe_caches_setup()   # (the key that frees a thread's piece caches when it ends)
 
 def _set_piece_cache_sets(size_t sets):
     """The size S of the per-thread piece caches that threads make from now on: S two-way
-    sets of short pieces, S / 4 long and S / 16 huge entries, 96 bytes per set (the default
-    65,536: 6 MiB per thread at most); 0: small static arrays instead (36 KiB per thread).
+    sets of short pieces, S / 2 long and S / 8 huge entries, 128 bytes per set (the default
+    65,536: 8 MiB per thread at most); 0: small static arrays instead (36 KiB per thread).
     Each thread makes its caches again, empty, at its next call.  Returns the old S.  The
     environment variable BPE_PIECE_CACHE_SETS sets it at import."""
     global bpe_cache_sets
@@ -597,7 +598,7 @@ def _piece_cache_sets_from_environment():
             _set_piece_cache_sets(int(value))
         except (ValueError, OverflowError):
             raise ValueError(f"BPE_PIECE_CACHE_SETS must be 0 or a power of two from 256 to {1 << 26} "
-                             f"(sets of the per-thread piece caches, 96 bytes each), not {value!r}") from None
+                             f"(sets of the per-thread piece caches, 128 bytes each), not {value!r}") from None
 
 
 _piece_cache_sets_from_environment()
