@@ -584,6 +584,17 @@ def _set_piece_cache_sets(size_t sets):
     return old
 
 
+def _utf8_form(str text):
+    """For tests: the UTF-8 bytes the core encodes for ``text`` (bpe/_str_utf8.pxi); a lone
+    surrogate raises UnicodeEncodeError (CPython's conversion)."""
+    cdef Utf8 u
+    utf8_get(text, &u)
+    try:
+        return (<const char*>u.p)[:u.n]
+    finally:
+        utf8_release(&u)
+
+
 def _piece_cache_blocks():
     """For tests: how many threads' piece-cache blocks exist now (each is freed when its
     thread ends, or when the thread makes its caches again)."""

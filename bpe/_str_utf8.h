@@ -4,7 +4,8 @@
    keeps its result attached to the str for the str's lifetime: a text of mostly ASCII with
    one curly quote costs about 11 instructions per byte to convert, and a large text stays
    twice in memory after it is encoded.  Here runs of ASCII move 16 code units at a time
-   (SSE2 where the compiler targets it, a machine word otherwise), and the caller frees the
+   (SSE2 where the compiler targets it, a machine word otherwise), other 2-byte units eight
+   at a time without a branch on their sizes (SSE2), and the caller frees the
    buffer when the call ends (bpe/_str_utf8.pxi sizes it: the worst case for texts up to a
    million characters, the counted size above that).  Only canonical (compact) strs of 1-,
    2- or 4-byte kind are read; a lone surrogate stops the conversion (the caller then takes
@@ -122,9 +123,70 @@ static Py_ssize_t bpe_utf8_size(int kind, const void* data, Py_ssize_t n) {
     }
 }
 
-/* write the UTF-8 form of n code units to out, which has room for bpe_utf8_size bytes (or
-   more); return the end of what was written, or NULL at a lone surrogate.  Runs of ASCII
-   move 16 at a time. */
+/* A code point below 0x10000 that is not a surrogate, without a branch on its size: three
+   bytes are stored whatever it takes (1-3), so out needs two bytes of room past its form. */
+static inline uint8_t* bpe_utf8_put_bmp(uint8_t* out, uint32_t c) {
+    uint32_t two = c >= 0x80, three = c >= 0x800;
+    out[0] = (uint8_t)(three ? 0xE0 | (c >> 12) : two ? 0xC0 | (c >> 6) : c);
+    out[1] = (uint8_t)(0x80 | ((three ? c >> 6 : c) & 0x3F));
+    out[2] = (uint8_t)(0x80 | (c & 0x3F));
+    return out + 1 + two + three;
+}
+#ifdef BPE_UTF8_SSE2
+static inline int bpe_ctz16(unsigned int m) {   /* m != 0 */
+#  if defined(_MSC_VER)
+    unsigned long k;
+    _BitScanForward(&k, m);
+    return (int)k;
+#  else
+    return __builtin_ctz(m);
+#  endif
+}
+#endif
+
+#ifdef BPE_UTF8_SSE2
+/* lanes of eight 2-byte code units that are surrogates (all ones) */
+static inline __m128i bpe_utf8_surrogates8(__m128i v) {
+    return _mm_cmpeq_epi16(_mm_and_si128(v, _mm_set1_epi16((short)0xF800)), _mm_set1_epi16((short)0xD800));
+}
+/* Eight code units below 0x10000 and not surrogates: each one's form (1-3 bytes) is made in
+   its 16-bit lane (the first two bytes) and a second lane (the third), the pairs are
+   stored four bytes at a time, and out moves by each one's size, so text that mixes sizes
+   costs what one size does (x86 is little-endian: a lane's low byte goes first).  Writes
+   up to three bytes past the forms. */
+static inline uint8_t* bpe_utf8_put8(uint8_t* out, __m128i c) {
+    const __m128i zero = _mm_setzero_si128(), six = _mm_set1_epi16(0x3F), cont = _mm_set1_epi16(0x80);
+    __m128i two = _mm_cmpeq_epi16(_mm_cmpeq_epi16(_mm_subs_epu16(c, _mm_set1_epi16(0x7F)), zero), zero);
+    __m128i three = _mm_cmpeq_epi16(_mm_cmpeq_epi16(_mm_subs_epu16(c, _mm_set1_epi16(0x7FF)), zero), zero);
+    __m128i low6 = _mm_or_si128(cont, _mm_and_si128(c, six));                       /* 10xxxxxx */
+    __m128i mid6 = _mm_or_si128(cont, _mm_and_si128(_mm_srli_epi16(c, 6), six));    /* 10xxxxxx */
+    __m128i form2 = _mm_or_si128(_mm_or_si128(_mm_set1_epi16(0xC0), _mm_srli_epi16(c, 6)), _mm_slli_epi16(low6, 8));
+    __m128i form3 = _mm_or_si128(_mm_or_si128(_mm_set1_epi16(0xE0), _mm_srli_epi16(c, 12)), _mm_slli_epi16(mid6, 8));
+    __m128i first = _mm_or_si128(_mm_and_si128(three, form3),
+                    _mm_andnot_si128(three, _mm_or_si128(_mm_and_si128(two, form2), _mm_andnot_si128(two, c))));
+    /* size: 1 + (two ? 1 : 0) + (three ? 1 : 0), the masks being -1 */
+    __m128i size = _mm_sub_epi16(_mm_sub_epi16(_mm_set1_epi16(1), two), three);
+    uint32_t forms[8];
+    uint16_t sizes[8];
+    int k;
+    _mm_storeu_si128((__m128i*)forms, _mm_unpacklo_epi16(first, low6));
+    _mm_storeu_si128((__m128i*)(forms + 4), _mm_unpackhi_epi16(first, low6));
+    _mm_storeu_si128((__m128i*)sizes, size);
+    for (k = 0; k < 8; k++) {
+        memcpy(out, &forms[k], 4);
+        out += sizes[k];
+    }
+    return out;
+}
+#endif
+
+/* write the UTF-8 form of n code units to out, which has room for bpe_utf8_size bytes and
+   BPE_UTF8_ROOM more; return the end of what was written, or NULL at a lone surrogate.
+   Runs of ASCII move 16 at a time; a block of 16 that is not all ASCII moves its ASCII
+   start in one store (the whole block is stored, the rest written over later: the units
+   left make at least 16 more bytes), then the character that ended it, and, for 2-byte
+   units, the run of wider characters that follows (CJK text is mostly such runs). */
+#define BPE_UTF8_ROOM 4
 static uint8_t* bpe_utf8_write(int kind, const void* data, Py_ssize_t n, uint8_t* out) {
     Py_ssize_t i = 0;
     if (kind == 1) {
@@ -133,16 +195,17 @@ static uint8_t* bpe_utf8_write(int kind, const void* data, Py_ssize_t n, uint8_t
 #ifdef BPE_UTF8_SSE2
             if (i + 16 <= n) {
                 __m128i v = _mm_loadu_si128((const __m128i*)(s + i));
-                if (!_mm_movemask_epi8(v)) {
-                    _mm_storeu_si128((__m128i*)out, v);
+                int m = _mm_movemask_epi8(v);
+                _mm_storeu_si128((__m128i*)out, v);
+                if (!m) {
                     out += 16;
                     i += 16;
                     continue;
                 }
-                /* not all ASCII: these 16 one by one (text dense in other characters
-                   would otherwise pay the test for every character) */
-                for (Py_ssize_t end = i + 16; i < end; i++)
-                    out = bpe_utf8_put(out, s[i]);
+                m = bpe_ctz16((unsigned int)m);
+                out += m;
+                i += m;
+                out = bpe_utf8_put_bmp(out, s[i++]);
                 continue;
             }
 #else
@@ -183,12 +246,12 @@ static uint8_t* bpe_utf8_write(int kind, const void* data, Py_ssize_t n, uint8_t
                     i += 16;
                     continue;
                 }
-                /* not all ASCII: these 16 one by one */
-                for (Py_ssize_t end = i + 16; i < end; i++) {
-                    if (bpe_utf8_is_surrogate(s[i]))
-                        return NULL;
-                    out = bpe_utf8_put(out, s[i]);
-                }
+                /* not all ASCII: eight at a time without a branch on their sizes */
+                if (_mm_movemask_epi8(_mm_or_si128(bpe_utf8_surrogates8(v), bpe_utf8_surrogates8(w))))
+                    return NULL;
+                out = bpe_utf8_put8(out, v);
+                out = bpe_utf8_put8(out, w);
+                i += 16;
                 continue;
             }
 #else

@@ -9,6 +9,7 @@ cdef extern from "_str_utf8.h":
     Py_ssize_t BPE_UTF8_SURROGATE
     Py_ssize_t bpe_utf8_size(int kind, const void* data, Py_ssize_t n) noexcept nogil
     uint8_t* bpe_utf8_write(int kind, const void* data, Py_ssize_t n, uint8_t* out) noexcept nogil
+    Py_ssize_t BPE_UTF8_ROOM
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object s) noexcept
@@ -52,7 +53,9 @@ cdef int utf8_get(str text, Utf8* u) except -1:
         with nogil:
             size = bpe_utf8_size(kind, data, length)
     if size != BPE_UTF8_SURROGATE:
-        u.owned = <uint8_t*>malloc(size + 1)
+        # (the writer stores a few bytes past the form it has made so far: BPE_UTF8_ROOM;
+        # the text's closing zero goes there too)
+        u.owned = <uint8_t*>malloc(size + BPE_UTF8_ROOM)
         if u.owned == NULL:
             raise MemoryError()
         if length < UTF8_NOGIL_CHARS:

@@ -1134,6 +1134,34 @@ def _text_of_kind(rng, widest, n_chars):
     return "".join(words) + widest
 
 
+@pytest.mark.parametrize("widest", ["\xff", "\uffef", "\U0010fffd"])
+def test_the_core_converts_every_str_kind_to_its_utf8(cython_backend, widest):
+    """bpe/_str_utf8.h's conversion gives CPython's bytes for texts of each kind: ASCII runs
+    of every length around single and dense runs of wider characters (the 16-unit blocks,
+    their ASCII starts and the runs that follow start everywhere), at every length around a
+    block, and a lone surrogate anywhere in a block still raises as CPython does."""
+    from bpe import _core
+
+    rng = random.Random(ord(widest) + 1)
+    wide = [c for c in ("\x80", "\xe9", "\xff", "\u0100", "\u07ff", "\u0800", "\u4e2d", "\uffef",
+                        "\U00010000", "\U0001f600", "\U0010fffd") if ord(c) <= ord(widest)]
+    for trial in range(3000):
+        parts = []
+        for _ in range(rng.randrange(1, 8)):
+            parts.append("".join(rng.choice("ab .\n") for _ in range(rng.randrange(0, 40))))
+            parts.append("".join(rng.choice(wide) for _ in range(rng.choice((1, 1, 2, 5, 17, 40)))))
+        text = "".join(parts)[:rng.randrange(1, 200)] + widest
+        assert _core._utf8_form(text) == text.encode("utf-8"), ascii(text)
+        if widest != "\xff" and trial % 10 == 0:
+            at = rng.randrange(len(text) + 1)
+            with pytest.raises(UnicodeEncodeError):
+                _core._utf8_form(text[:at] + rng.choice("\ud800\udbff\udc00\udfff") + text[at:])
+    for n in range(1, 70):
+        for c in wide:
+            for text in (c * n, "a" * n + c, c + "a" * n, (c + "a") * n):
+                assert _core._utf8_form(text) == text.encode("utf-8"), ascii(text)
+
+
 @pytest.mark.parametrize("widest", ["ÿ", "\uffef", "\U0010fffd"])
 def test_every_str_kind_encodes_as_its_utf8_bytes(backend, widest):
     """A str of 1-, 2- or 4-byte characters is converted to UTF-8 by the core itself
