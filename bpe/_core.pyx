@@ -112,28 +112,29 @@ cdef extern from "_piece_cache.h":
         unsigned char n_ids
         unsigned char bytes[30]
         int ids[7]
-    ctypedef struct bpe_huge_entry:
-        unsigned int gen
-        unsigned char length
-        unsigned char n_ids
-        unsigned char bytes[122]
-        int ids[32]
-    ctypedef struct bpe_caches:
+    ctypedef struct bpe_ring_slot:
         pass
+    ctypedef struct bpe_ring_head:
+        unsigned int gen
+        unsigned short length
+        unsigned short n_ids
+    ctypedef struct bpe_caches:
+        unsigned long long ring_size
     bpe_caches bpe_caches_of_thread() noexcept nogil
     void bpe_caches_setup() noexcept
     bpe_cache_entry* bpe_cache_set(const bpe_caches* c, unsigned long long h) noexcept nogil
     bpe_long_entry* bpe_long_slot(const bpe_caches* c, unsigned long long h) noexcept nogil
-    bpe_huge_entry* bpe_huge_slot(const bpe_caches* c, unsigned long long h) noexcept nogil
+    bpe_ring_slot* bpe_ring_slot_of(const bpe_caches* c, unsigned long long h) noexcept nogil
+    const bpe_ring_head* bpe_ring_entry(const bpe_caches* c, const bpe_ring_slot* s, unsigned long long h) noexcept nogil
+    size_t bpe_ring_entry_size(size_t n, size_t k) noexcept nogil
+    unsigned char* bpe_ring_bytes(const bpe_ring_head* e) noexcept nogil
+    int* bpe_ring_ids(const bpe_ring_head* e) noexcept nogil
+    bpe_ring_head* bpe_ring_add(const bpe_caches* c, bpe_ring_slot* s, unsigned long long h, size_t size) noexcept nogil
     bint bpe_long_holds_short(const bpe_caches* c, const bpe_long_entry* g) noexcept nogil
     void bpe_long_mark_short(const bpe_caches* c, const bpe_long_entry* g, int is_short) noexcept nogil
     size_t bpe_cache_sets
     long bpe_live_blocks_now() noexcept
 
-# the direct-mapped entries (same fields, different sizes)
-ctypedef fused sized_entry:
-    bpe_long_entry
-    bpe_huge_entry
 
 
 import operator
@@ -543,36 +544,37 @@ cdef Py_ssize_t _bpe_long(const Tables* tb, const uint8_t* p, Py_ssize_t n, cons
 # 4 MiB), each entry a piece of up to 14 bytes that gives up to 3 ids, the set's last used
 # entry first; S / 2 direct-mapped 64-byte entries (2 MiB) for pieces of up to 30 bytes and
 # 7 ids that do not fit those (more ids, as cl100k gives Cyrillic words, or 15-30 bytes); and
-# S / 8 direct-mapped 256-byte entries (2 MiB) for pieces of 31-122 bytes and up to 32 ids
-# (rules of '=' or '#' in code, which merge at hundreds of instructions a byte): 8 MiB at
-# most per thread that encodes, whose pages are mapped as entries are first written there,
-# and no more however many distinct pieces go by.  Simulated on the shared corpora (o200k),
-# with half today's long and huge entries, one pass hits 57% of the non-token pieces of English, 71% of Spanish, 18% of multilingual
-# and 69-78% of code, as a quarter of the size does (what one pass misses is mostly first
-# sight); a second pass over the benchmark's 2.4 MB of prose hits 95% of them (69% at a
-# quarter of the size), of its multilingual text 68% (43%), of its code 100% (97%); twice
-# the long and huge entries made that second multilingual pass 8% faster.  The
-# caches are per thread, so threads never share or lock them (an entry of 32 or 64 bytes
-# cannot be written in one atomic store, unlike the pair cache's words); an entry is tagged
-# with the low 32 bits of the generation number of the Encoder that wrote it (two encoders
-# alive at once would need 2**32 encoders made in between to share a tag), so encoders never
-# see each other's entries.
+# a ring of 32 * S bytes (2 MiB) with S / 4 index slots (256 KiB) for pieces of 31-1,024
+# bytes (rules of '=' or '#' in code, runs of CJK text, which merge at hundreds of
+# instructions a byte), each entry as long as its bytes and ids: 8.25 MiB at most per
+# thread that encodes, whose pages are mapped as entries are first written there, and no
+# more however many distinct pieces go by.  Simulated on the shared corpora (o200k), with
+# half today's long entries and 256-byte entries for the longest pieces, one pass hits 57%
+# of the non-token pieces of English, 71% of Spanish, 18% of multilingual and 69-78% of
+# code, as a quarter of the size does (what one pass misses is mostly first sight); a second
+# pass over the benchmark's 2.4 MB of prose hits 95% of them (69% at a quarter of the size),
+# of its multilingual text 68% (43%), of its code 100% (97%).  The caches are per thread, so
+# threads never share or lock them (an entry of 32 or 64 bytes cannot be written in one
+# atomic store, unlike the pair cache's words); an entry is tagged with the low 32 bits of
+# the generation number of the Encoder that wrote it (two encoders alive at once would need
+# 2**32 encoders made in between to share a tag), so encoders never see each other's
+# entries.
 
 cdef enum:
     CACHE_MAX_BYTES = 14
     CACHE_MAX_IDS = 3
     LONG_CACHE_MAX_BYTES = 30          # (the sizes of bpe/_piece_cache.h's entries)
     LONG_CACHE_MAX_IDS = 7
-    HUGE_CACHE_MAX_BYTES = 122
-    HUGE_CACHE_MAX_IDS = 32
+    RING_MAX_BYTES = 1024              # (longer pieces are merged at every call)
 
 bpe_caches_setup()   # (the key that frees a thread's piece caches when it ends)
 
 
 def _set_piece_cache_sets(size_t sets):
     """The size S of the per-thread piece caches that threads make from now on: S two-way
-    sets of short pieces, S / 2 long and S / 8 huge entries, 128 bytes per set (the default
-    65,536: 8 MiB per thread at most); 0: small static arrays instead (36 KiB per thread).
+    sets of short pieces, S / 2 long entries and a ring of 32 * S bytes with S / 4 slots, 132
+    bytes per set (the default 65,536: 8.25 MiB per thread at most); 0: small static arrays
+    instead (41 KiB per thread).
     Each thread makes its caches again, empty, at its next call.  Returns the old S.  The
     environment variable BPE_PIECE_CACHE_SETS sets it at import."""
     global bpe_cache_sets
@@ -609,7 +611,7 @@ def _piece_cache_sets_from_environment():
             _set_piece_cache_sets(int(value))
         except (ValueError, OverflowError):
             raise ValueError(f"BPE_PIECE_CACHE_SETS must be 0 or a power of two from 256 to {1 << 26} "
-                             f"(sets of the per-thread piece caches, 128 bytes each), not {value!r}") from None
+                             f"(sets of the per-thread piece caches, 132 bytes each), not {value!r}") from None
 
 
 _piece_cache_sets_from_environment()
@@ -762,22 +764,22 @@ cdef inline Py_ssize_t _cached_ids(const bpe_cache_entry* e, tok_t* out) noexcep
 cdef Py_ssize_t _piece_uncommon(Tables* tb, Local* loc, const uint8_t* p, Py_ssize_t n, uint64_t h,
                                 bpe_cache_entry* e, tok_t* out) noexcept nogil:
     # bpe_piece_cached for a piece that is neither a token nor in the two-way set e (NULL:
-    # too long for the sets): the long or huge entry of its hash, else merged, the result
-    # put into e if it fits an entry there, else into the long or huge entry
+    # too long for the sets): the long entry or ring slot of its hash, else merged, the
+    # result put into e if it fits an entry there, else into the long entry or the ring
     cdef bpe_long_entry* g = NULL
-    cdef bpe_huge_entry* x = NULL
+    cdef bpe_ring_slot* x = NULL
     cdef Py_ssize_t k = _piece_sized_entry(loc, p, n, h, out, &g, &x)
     if k >= 0:
         return k
     k = _piece_merged(tb, loc, p, n, out)
-    _piece_keep(loc, p, n, e, g, x, out, k)
+    _piece_keep(loc, p, n, h, e, g, x, out, k)
     return k
 
 
 cdef inline Py_ssize_t _piece_sized_entry(Local* loc, const uint8_t* p, Py_ssize_t n, uint64_t h, tok_t* out,
-                                          bpe_long_entry** g, bpe_huge_entry** x) noexcept nogil:
-    # the ids of a piece in the long or huge entry of its hash, else -1; g[0] and x[0]: the
-    # entries that a piece of its length may be kept in (NULL: neither)
+                                          bpe_long_entry** g, bpe_ring_slot** x) noexcept nogil:
+    # the ids of a piece in the long entry or the ring slot of its hash, else -1; g[0] and
+    # x[0]: where a piece of its length may be kept (NULL: neither)
     cdef unsigned int gen = <unsigned int>loc.gen
     g[0] = NULL
     x[0] = NULL
@@ -787,11 +789,11 @@ cdef inline Py_ssize_t _piece_sized_entry(Local* loc, const uint8_t* p, Py_ssize
         g[0] = bpe_long_slot(&loc.caches, h)
         if n > CACHE_MAX_BYTES or bpe_long_holds_short(&loc.caches, g[0]):
             return _entry_ids(g[0], gen, p, n, out)
-    elif n <= HUGE_CACHE_MAX_BYTES:
+    elif n <= RING_MAX_BYTES:
         # rarer still, but each costs hundreds of instructions per byte to merge (rules of
-        # '=' or '#' in code and text)
-        x[0] = bpe_huge_slot(&loc.caches, h)
-        return _entry_ids(x[0], gen, p, n, out)
+        # '=' or '#' in code, runs of CJK text)
+        x[0] = bpe_ring_slot_of(&loc.caches, h)
+        return _ring_ids(&loc.caches, x[0], h, gen, p, n, out)
     return -1
 
 
@@ -821,10 +823,10 @@ cdef Py_ssize_t _piece_merged(Tables* tb, Local* loc, const uint8_t* p, Py_ssize
     return k
 
 
-cdef inline void _piece_keep(Local* loc, const uint8_t* p, Py_ssize_t n, bpe_cache_entry* e,
-                             bpe_long_entry* g, bpe_huge_entry* x, const tok_t* ids, Py_ssize_t k) noexcept nogil:
-    # the k ids of a merged piece into its set e if they fit an entry there, else into its
-    # long or huge entry (g, x: NULL where the piece is too long for them)
+cdef inline void _piece_keep(Local* loc, const uint8_t* p, Py_ssize_t n, uint64_t h, bpe_cache_entry* e,
+                             bpe_long_entry* g, bpe_ring_slot* x, const tok_t* ids, Py_ssize_t k) noexcept nogil:
+    # the k ids of a merged piece of hash h into its set e if they fit an entry there, else
+    # into its long entry g or the ring through slot x (NULL where it is too long for them)
     cdef unsigned int gen = <unsigned int>loc.gen
     cdef Py_ssize_t i
     if e != NULL and 0 < k <= CACHE_MAX_IDS:
@@ -838,11 +840,11 @@ cdef inline void _piece_keep(Local* loc, const uint8_t* p, Py_ssize_t n, bpe_cac
     elif g != NULL and 0 < k <= LONG_CACHE_MAX_IDS:
         _entry_fill(g, gen, p, n, ids, k)
         bpe_long_mark_short(&loc.caches, g, n <= CACHE_MAX_BYTES)
-    elif x != NULL and 0 < k <= HUGE_CACHE_MAX_IDS:
-        _entry_fill(x, gen, p, n, ids, k)
+    elif x != NULL and k > 0:
+        _ring_keep(&loc.caches, x, h, gen, p, n, ids, k)
 
 
-cdef inline Py_ssize_t _entry_ids(const sized_entry* x, unsigned int gen, const uint8_t* p, Py_ssize_t n,
+cdef inline Py_ssize_t _entry_ids(const bpe_long_entry* x, unsigned int gen, const uint8_t* p, Py_ssize_t n,
                                   tok_t* out) noexcept nogil:
     # the ids of entry x if it holds p[:n] for this encoder, else -1
     cdef Py_ssize_t i
@@ -853,7 +855,7 @@ cdef inline Py_ssize_t _entry_ids(const sized_entry* x, unsigned int gen, const 
     return x.n_ids
 
 
-cdef inline void _entry_fill(sized_entry* x, unsigned int gen, const uint8_t* p, Py_ssize_t n,
+cdef inline void _entry_fill(bpe_long_entry* x, unsigned int gen, const uint8_t* p, Py_ssize_t n,
                              const tok_t* piece_ids, Py_ssize_t k) noexcept nogil:
     # entry x now holds p[:n] and its k ids (k fits the entry)
     cdef Py_ssize_t i
@@ -863,6 +865,40 @@ cdef inline void _entry_fill(sized_entry* x, unsigned int gen, const uint8_t* p,
     memcpy(x.bytes, p, n)
     for i in range(k):
         x.ids[i] = piece_ids[i]
+
+
+cdef inline Py_ssize_t _ring_ids(const bpe_caches* c, const bpe_ring_slot* x, uint64_t h, unsigned int gen,
+                                 const uint8_t* p, Py_ssize_t n, tok_t* out) noexcept nogil:
+    # the ids of the ring entry slot x names if it holds p[:n] for this encoder, else -1
+    cdef const bpe_ring_head* e = bpe_ring_entry(c, x, h)
+    cdef const int* ids
+    cdef Py_ssize_t i
+    if e == NULL or e.gen != gen or e.length != n or memcmp(bpe_ring_bytes(e), p, n) != 0:
+        return -1
+    ids = bpe_ring_ids(e)
+    for i in range(e.n_ids):
+        out[i] = ids[i]
+    return e.n_ids
+
+
+cdef inline void _ring_keep(const bpe_caches* c, bpe_ring_slot* x, uint64_t h, unsigned int gen,
+                            const uint8_t* p, Py_ssize_t n, const tok_t* piece_ids, Py_ssize_t k) noexcept nogil:
+    # p[:n] and its k ids into a new ring entry that slot x names (not where the entry would
+    # take over a quarter of the ring: the static fallback's is 8 KiB)
+    cdef size_t size = bpe_ring_entry_size(n, k)
+    cdef bpe_ring_head* e
+    cdef int* ids
+    cdef Py_ssize_t i
+    if size > c.ring_size // 4:
+        return
+    e = bpe_ring_add(c, x, h, size)
+    e.gen = gen
+    e.length = <unsigned short>n
+    e.n_ids = <unsigned short>k
+    memcpy(bpe_ring_bytes(e), p, n)
+    ids = bpe_ring_ids(e)
+    for i in range(k):
+        ids[i] = piece_ids[i]
 
 
 cdef Py_ssize_t bpe_piece(Tables* tb, Local* loc, const uint8_t* p, Py_ssize_t n, tok_t max_rank,
@@ -967,9 +1003,9 @@ cdef Py_ssize_t _pieces_from_miss(Tables* tb, Local* loc, const uint8_t* p, cons
     # c's once those are known.
     cdef Py_ssize_t base = bounds[c], n = bounds[c + 1] - base, k, j, nj = 0, m, kj = 0, pos = n
     cdef bpe_long_entry* g
-    cdef bpe_huge_entry* x
+    cdef bpe_ring_slot* x
     cdef bpe_long_entry* gj = NULL
-    cdef bpe_huge_entry* xj = NULL
+    cdef bpe_ring_slot* xj = NULL
     cdef bpe_cache_entry* ej = NULL
     k = _piece_sized_entry(loc, p + base, n, hashes[c], out, &g, &x)
     if k >= 0:
@@ -977,7 +1013,7 @@ cdef Py_ssize_t _pieces_from_miss(Tables* tb, Local* loc, const uint8_t* p, cons
         return k
     if not _merges_short(tb, loc, n):
         k = _piece_merged(tb, loc, p + base, n, out)
-        _piece_keep(loc, p + base, n, e, g, x, out, k)
+        _piece_keep(loc, p + base, n, hashes[c], e, g, x, out, k)
         done[0] = 1
         return k
     j = c + 1
@@ -992,13 +1028,13 @@ cdef Py_ssize_t _pieces_from_miss(Tables* tb, Local* loc, const uint8_t* p, cons
                 m = _piece_merged(tb, loc, p + bounds[j], nj, out + pos)
                 if m < 0:
                     return m
-                _piece_keep(loc, p + bounds[j], nj, ej, gj, xj, out + pos, m)
+                _piece_keep(loc, p + bounds[j], nj, hashes[j], ej, gj, xj, out + pos, m)
         pos += m
         j += 1
     if j < count:
         k = _merge_two(tb, loc, p + base, n, out, p + bounds[j], nj, out + pos, &kj)
-        _piece_keep(loc, p + base, n, e, g, x, out, k)
-        _piece_keep(loc, p + bounds[j], nj, ej, gj, xj, out + pos, kj)
+        _piece_keep(loc, p + base, n, hashes[c], e, g, x, out, k)
+        _piece_keep(loc, p + bounds[j], nj, hashes[j], ej, gj, xj, out + pos, kj)
         pos += kj
         done[0] = j - c + 1
     else:
@@ -1007,7 +1043,7 @@ cdef Py_ssize_t _pieces_from_miss(Tables* tb, Local* loc, const uint8_t* p, cons
         # English: the compiler inlines differently)
         _signatures_for_merge(tb, loc)
         k = _merge_loop(tb, p + base, n, NO_RANK, True, loc, out)
-        _piece_keep(loc, p + base, n, e, g, x, out, k)
+        _piece_keep(loc, p + base, n, hashes[c], e, g, x, out, k)
         done[0] = count - c
     if k < 0:
         return k

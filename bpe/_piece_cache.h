@@ -1,10 +1,10 @@
 /* The compiled encoder's per-thread piece caches (bpe/_core.pyx): a two-way set cache of
-   short pieces and direct-mapped ones of longer and of the longest pieces, each entry tagged
-   with its encoder's generation.  It holds no ids of its own making: _core.pyx reads and
+   short pieces, a direct-mapped one of longer pieces and a ring of the longest, each entry
+   tagged with its encoder's generation.  It holds no ids of its own making: _core.pyx reads and
    fills the entries.  Only _core.pyx includes this header.
 
    Each thread that encodes gets its caches from the heap on its first call: one zeroed
-   block of bpe_cache_bytes(S) (8 MiB by default), whose pages the system maps only as entries are first
+   block of bpe_cache_bytes(S) (8.25 MiB by default), whose pages the system maps only as entries are first
    written there, so a thread that encodes a few short texts holds a few pages of it.  The
    block is freed when the thread ends (a thread-specific key's destructor).  Where the
    block cannot be had (out of memory, no such key, or S = 0), the thread uses small static
@@ -41,40 +41,58 @@ typedef struct {
     } entry;
 /* 64 bytes: 15-30 bytes, or up to 14 with more ids than a set entry holds */
 BPE_SIZED_ENTRY(bpe_long_entry, 30, 7)
-/* 256 bytes: 31-122 bytes */
-BPE_SIZED_ENTRY(bpe_huge_entry, 122, 32)
-/* (a compile error if an entry is not the size of whole cache lines) */
+/* (a compile error if an entry is not the size of a cache line) */
 typedef char bpe_long_entry_fills_a_line[sizeof(bpe_long_entry) == 64 ? 1 : -1];
-typedef char bpe_huge_entry_fills_four_lines[sizeof(bpe_huge_entry) == 256 ? 1 : -1];
+
+/* Longer pieces (31 bytes and more) are kept in a ring: each entry is as long as its piece
+   and ids need (a head, the bytes, the ids), written where the last one ended, so that the
+   oldest are written over first; an index slot per hash names the last entry made for it.
+   An entry is found only through a slot that holds its hash and its position, and only
+   while the ring has not come round to it again (positions count up over the thread's
+   life, 64 bits: they do not wrap). */
+typedef struct {
+    unsigned long long pos1;     /* the entry's position in the ring + 1 (0: none) */
+    unsigned long long hash;     /* the hash of the piece it holds */
+} bpe_ring_slot;
+typedef struct {
+    unsigned int gen;            /* low 32 bits of the generation */
+    unsigned short length;       /* the piece's bytes, which follow; then its ids, 4-aligned */
+    unsigned short n_ids;
+} bpe_ring_head;
 
 /* a thread's caches: addresses and (power-of-two) sizes */
 typedef struct {
     bpe_cache_entry* sets;       /* 2 * (set_mask + 1) entries */
     bpe_long_entry* longs;       /* long_mask + 1 entries */
-    bpe_huge_entry* huges;       /* huge_mask + 1 entries */
+    bpe_ring_slot* ring_index;   /* ring_index_mask + 1 slots */
+    unsigned char* ring;         /* ring_size bytes, 8-aligned */
+    unsigned long long* ring_end;   /* where the next entry goes (a position: mod ring_size) */
     unsigned long long* short_in_long;  /* a bit per long entry: set while it holds a piece
                                     short enough for the sets (see bpe_long_holds_short) */
-    unsigned long long set_mask, long_mask, huge_mask;
+    unsigned long long set_mask, long_mask, ring_index_mask, ring_size;
     size_t made_for;             /* the bpe_cache_sets they were made for */
 } bpe_caches;
 
-/* The heap block's sizes: S sets of two (64 bytes each), S / 2 long and S / 8 huge
-   entries and S / 2 bits, 128 bytes per set in all and S / 16 more; S = 65,536 by default
-   (8 MiB + 4 KiB).  S = 0: no block, the static arrays.  Text in scripts that o200k_base
-   and cl100k_base split into long words (CJK, Thai, Cyrillic) has as many distinct long and
-   huge pieces as short ones: 0.8 MB of the multilingual corpus has 14,019 distinct pieces
-   for the sets, 9,367 long and 3,905 huge, which S / 4 and S / 16 direct-mapped entries
-   lost to collisions on a second pass (63% and 40% found again). */
+/* The heap block's sizes: S sets of two (64 bytes each), S / 2 long entries and S / 2 bits,
+   a ring of 32 * S bytes and S / 4 index slots (16 bytes each): 132 bytes per set in all,
+   S / 16 and 64 more; S = 65,536 by default (8.25 MiB + 4 KiB).  S = 0: no block, the
+   static arrays.  Text in scripts that o200k_base and cl100k_base split into long words
+   (CJK, Thai, Cyrillic) has as many distinct long pieces as short ones: 0.8 MB of the
+   multilingual corpus has 14,019 distinct pieces for the sets, 9,367 of 15-30 bytes and
+   3,905 of 31-122 (46 bytes on average), which S / 4 and S / 16 direct-mapped entries of 64
+   and 256 bytes lost to collisions on a second pass (63% and 40% found again). */
 #define BPE_CACHE_SETS 65536
 static size_t bpe_cache_sets = BPE_CACHE_SETS;   /* S for caches made from now on */
 static size_t bpe_cache_bytes(size_t sets) {
-    return (size_t)sets * (2 * sizeof(bpe_cache_entry) + sizeof(bpe_long_entry) / 2 + sizeof(bpe_huge_entry) / 8)
-           + sets / 16;
+    return (size_t)sets * (2 * sizeof(bpe_cache_entry) + sizeof(bpe_long_entry) / 2 + 32 + sizeof(bpe_ring_slot) / 4)
+           + sets / 16 + 64;
 }
-/* The static fallback's: 256 sets, 256 long, 16 huge (36 KiB per thread). */
+/* The static fallback's: 256 sets, 256 long, a ring of 8 KiB and 64 slots (41 KiB per
+   thread). */
 #define BPE_SMALL_SETS 256
 #define BPE_SMALL_LONG 256
-#define BPE_SMALL_HUGE 16
+#define BPE_SMALL_RING 8192
+#define BPE_SMALL_RING_SLOTS 64
 
 #if defined(_MSC_VER)
 #  define BPE_TLS __declspec(thread)
@@ -87,7 +105,9 @@ static BPE_TLS bpe_caches bpe_thread_caches;          /* all zero until the thre
 static BPE_TLS void* bpe_thread_block;                  /* its heap block (NULL: none) */
 static BPE_TLS BPE_ALIGN64 bpe_cache_entry bpe_small_sets[2 * BPE_SMALL_SETS];
 static BPE_TLS BPE_ALIGN64 bpe_long_entry bpe_small_long[BPE_SMALL_LONG];
-static BPE_TLS BPE_ALIGN64 bpe_huge_entry bpe_small_huge[BPE_SMALL_HUGE];
+static BPE_TLS BPE_ALIGN64 unsigned char bpe_small_ring[BPE_SMALL_RING];
+static BPE_TLS bpe_ring_slot bpe_small_ring_index[BPE_SMALL_RING_SLOTS];
+static BPE_TLS unsigned long long bpe_small_ring_end;
 static BPE_TLS unsigned long long bpe_small_short_in_long[BPE_SMALL_LONG / 64];
 
 /* how many threads' blocks exist (for tests: each thread's is freed when it ends) */
@@ -169,19 +189,25 @@ static bpe_caches bpe_caches_remake(void) {
         char* p = block + ((64 - ((uintptr_t)block & 63)) & 63);  /* (aligned to a line) */
         c.sets = (bpe_cache_entry*)p;
         c.longs = (bpe_long_entry*)(p + 2 * sets * sizeof(bpe_cache_entry));
-        c.huges = (bpe_huge_entry*)((char*)c.longs + sets / 2 * sizeof(bpe_long_entry));
-        c.short_in_long = (unsigned long long*)((char*)c.huges + sets / 8 * sizeof(bpe_huge_entry));
+        c.ring = (unsigned char*)c.longs + sets / 2 * sizeof(bpe_long_entry);
+        c.ring_index = (bpe_ring_slot*)(c.ring + 32 * sets);
+        c.ring_end = (unsigned long long*)(c.ring_index + sets / 4);
+        c.short_in_long = (unsigned long long*)((char*)c.ring_end + 64);
         c.set_mask = sets - 1;
         c.long_mask = sets / 2 - 1;
-        c.huge_mask = sets / 8 - 1;
+        c.ring_index_mask = sets / 4 - 1;
+        c.ring_size = 32 * sets;
     } else {
         c.sets = bpe_small_sets;
         c.longs = bpe_small_long;
-        c.huges = bpe_small_huge;
+        c.ring = bpe_small_ring;
+        c.ring_index = bpe_small_ring_index;
+        c.ring_end = &bpe_small_ring_end;
         c.short_in_long = bpe_small_short_in_long;
         c.set_mask = BPE_SMALL_SETS - 1;
         c.long_mask = BPE_SMALL_LONG - 1;
-        c.huge_mask = BPE_SMALL_HUGE - 1;
+        c.ring_index_mask = BPE_SMALL_RING_SLOTS - 1;
+        c.ring_size = BPE_SMALL_RING;
     }
     c.made_for = sets;
     if (block != NULL)
@@ -216,7 +242,45 @@ static inline void bpe_long_mark_short(const bpe_caches* c, const bpe_long_entry
     else
         c->short_in_long[i >> 6] &= ~bit;
 }
-static inline bpe_huge_entry* bpe_huge_slot(const bpe_caches* c, unsigned long long h) {
-    return &c->huges[(h >> 26) & c->huge_mask];
+
+/* the ring's index slot of a piece of hash h */
+static inline bpe_ring_slot* bpe_ring_slot_of(const bpe_caches* c, unsigned long long h) {
+    return &c->ring_index[(h >> 26) & c->ring_index_mask];
+}
+/* the entry slot s names if it was made for hash h and the ring has not come round to it
+   since (the entries after it would then have reached it), else NULL */
+static inline const bpe_ring_head* bpe_ring_entry(const bpe_caches* c, const bpe_ring_slot* s,
+                                                  unsigned long long h) {
+    unsigned long long pos = s->pos1 - 1;
+    if (s->hash != h || s->pos1 == 0 || *c->ring_end - pos > c->ring_size)
+        return NULL;
+    return (const bpe_ring_head*)(c->ring + (pos & (c->ring_size - 1)));
+}
+/* the bytes an entry takes for a piece of n bytes and k ids (a multiple of 8) */
+static inline size_t bpe_ring_entry_size(size_t n, size_t k) {
+    return (sizeof(bpe_ring_head) + ((n + 3) & ~(size_t)3) + 4 * k + 7) & ~(size_t)7;
+}
+/* where an entry's bytes and ids are */
+static inline unsigned char* bpe_ring_bytes(const bpe_ring_head* e) {
+    return (unsigned char*)(e + 1);
+}
+static inline int* bpe_ring_ids(const bpe_ring_head* e) {
+    return (int*)((unsigned char*)(e + 1) + ((e->length + 3) & ~3u));
+}
+/* Room for a new entry of `size` bytes (from bpe_ring_entry_size, at most ring_size / 4),
+   slot s now naming it for hash h: the caller fills it.  No entry runs past the ring's
+   end: one that would starts at the beginning again. */
+static inline bpe_ring_head* bpe_ring_add(const bpe_caches* c, bpe_ring_slot* s, unsigned long long h,
+                                          size_t size) {
+    unsigned long long pos = *c->ring_end;
+    size_t at = (size_t)(pos & (c->ring_size - 1));
+    if (at + size > c->ring_size) {
+        pos += c->ring_size - at;
+        at = 0;
+    }
+    *c->ring_end = pos + size;
+    s->pos1 = pos + 1;
+    s->hash = h;
+    return (bpe_ring_head*)(c->ring + at);
 }
 #endif /* BPE_PIECE_CACHE_H */

@@ -172,14 +172,15 @@ def _piece_cache_sets(sets):
         _core._set_piece_cache_sets(old)
 
 
-@pytest.mark.parametrize("sets", [4096, 0])
+@pytest.mark.parametrize("sets", [4096, 256, 0])
 def test_piece_cache_sets_keep_their_pieces_apart(cython_backend, sets):
     """Many distinct pieces that are not tokens, repeated in a shuffled order, so that the
-    two-way sets of the piece cache fill, swap and evict, and the caches for longer pieces
-    (more ids, or 15-30 bytes; 31-122 bytes) overwrite their entries: every call gives the ids
-    the merge loop gives without any cache.  (More pieces of each size than its cache has
-    entries: at 4,096 sets, 2 x 4,096, 1,024 and 256; at 0, the static arrays' 2 x 256, 256
-    and 16.)"""
+    two-way sets of the piece cache fill, swap and evict, the long entries (more ids, or
+    15-30 bytes) are written over, and the ring of the longest pieces (31-1,024 bytes) comes
+    round many times over entries its slots still name: every call gives the ids the merge
+    loop gives without any cache.  (More pieces of each size than its cache holds: at 4,096
+    sets, 2 x 4,096 and 2,048 entries and a ring of 128 KiB; at 256, a ring of 8 KiB; at 0,
+    the static arrays' 2 x 256 and 256 entries and ring of 8 KiB.)"""
     with _piece_cache_sets(sets):
         _check_piece_cache_keeps_pieces_apart()
 
@@ -197,7 +198,7 @@ def _check_piece_cache_keeps_pieces_apart():
             word = " " + "".join(rng.choice(syllables) for _ in range(rng.randint(*parts)))
             if low <= len(word) <= high and word.encode() not in ranks:
                 pieces.add(word)
-    for count, low, high in ((3_000, 4, 13), (3_000, 14, 29), (900, 30, 66)):
+    for count, low, high in ((3_000, 4, 13), (3_000, 14, 29), (3_000, 30, 66), (300, 67, 400)):
         size = len(pieces)
         while len(pieces) < size + count:
             word = " " + "".join(rng.choice(letters) for _ in range(rng.randint(low, high)))
@@ -208,8 +209,9 @@ def _check_piece_cache_keeps_pieces_apart():
     short = [p for p in pieces if len(p) <= 14]
     assert sum(len(want[p]) <= 3 for p in short) > 2 * 4_096  # for the two-way sets
     assert sum(len(want[p]) > 3 for p in short) > 100  # too many ids for them
-    assert sum(15 <= len(p) <= 30 and len(want[p]) <= 7 for p in pieces) > 1_024  # too long for them
-    assert sum(31 <= len(p) <= 122 and len(want[p]) <= 32 for p in pieces) > 256  # the longest
+    assert sum(15 <= len(p) <= 30 and len(want[p]) <= 7 for p in pieces) > 2_048  # too long for them
+    # the longest: their entries (a head, the bytes and the ids) fill the ring 4 times over
+    assert sum(8 + len(p) + 4 * len(want[p]) for p in pieces if len(p) > 30) > 4 * (128 << 10)
     order = pieces * 3
     rng.shuffle(order)
     enc._core._forget_cached_pieces()
@@ -236,6 +238,29 @@ def test_a_short_piece_with_many_ids_is_merged_once(cython_backend):
                 for _ in range(3):
                     assert core.encode_pieces([piece]) == want[piece]
                 assert core._pieces_merged() == merged + 1, (piece, sets)
+
+
+def test_a_long_piece_is_merged_once(cython_backend):
+    """Pieces of 31-1,024 bytes, whatever their number of ids, are kept in the ring
+    (bpe/_piece_cache.h) and found there again, at the default size and in the static
+    fallback's 8 KiB; longer ones are merged at every call."""
+    enc = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")
+    core = enc._core
+    core._set_signatures(True, 10**9)  # (so that _pieces_merged keeps counting)
+    core._set_backtrack_min_bytes(-1)  # (every piece through the merge loop, which it counts)
+    rng = random.Random(8)
+    pieces = [" " + "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(n)) for n in (40, 200, 1023, 1100)]
+    want = {p: core.encode_piece_bytes(p.encode()) for p in pieces}
+    assert len(want[pieces[1]]) > 32 and len(pieces[2]) == 1024 and len(pieces[3]) > 1024
+    for sets, ring in ((1 << 16, 2 << 20), (0, 8 << 10)):
+        with _piece_cache_sets(sets):
+            for piece in pieces:
+                merged = core._pieces_merged()
+                for _ in range(3):
+                    assert core.encode_pieces([piece]) == want[piece]
+                # (an entry takes a quarter of the ring at most)
+                kept = len(piece) <= 1024 and 8 + len(piece) + 4 * len(want[piece]) <= ring // 4
+                assert core._pieces_merged() == merged + (1 if kept else 3), (len(piece), sets)
 
 
 def test_piece_cache_sizes_change_no_ids(cython_backend):
