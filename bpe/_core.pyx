@@ -123,7 +123,7 @@ cdef extern from "_piece_cache.h":
     bpe_caches bpe_caches_of_thread() noexcept nogil
     void bpe_caches_setup() noexcept
     bpe_cache_entry* bpe_cache_set(const bpe_caches* c, unsigned long long h) noexcept nogil
-    bpe_long_entry* bpe_long_slot(const bpe_caches* c, unsigned long long h) noexcept nogil
+    bpe_long_entry* bpe_long_pair(const bpe_caches* c, unsigned long long h) noexcept nogil
     bpe_ring_slot* bpe_ring_slot_of(const bpe_caches* c, unsigned long long h) noexcept nogil
     const bpe_ring_head* bpe_ring_entry(const bpe_caches* c, const bpe_ring_slot* s, unsigned long long h) noexcept nogil
     size_t bpe_ring_entry_size(size_t n, size_t k) noexcept nogil
@@ -131,7 +131,7 @@ cdef extern from "_piece_cache.h":
     int* bpe_ring_ids(const bpe_ring_head* e) noexcept nogil
     bpe_ring_head* bpe_ring_add(const bpe_caches* c, bpe_ring_slot* s, unsigned long long h, size_t size) noexcept nogil
     bint bpe_long_holds_short(const bpe_caches* c, const bpe_long_entry* g) noexcept nogil
-    void bpe_long_mark_short(const bpe_caches* c, const bpe_long_entry* g, int is_short) noexcept nogil
+    void bpe_long_pair_shift(const bpe_caches* c, bpe_long_entry* g, int is_short) noexcept nogil
     size_t bpe_cache_sets
     long bpe_live_blocks_now() noexcept
 
@@ -542,7 +542,7 @@ cdef Py_ssize_t _bpe_long(const Tables* tb, const uint8_t* p, Py_ssize_t n, cons
 # kept in three per-thread caches (bpe/_piece_cache.h), all sized by one number S (65,536 by
 # default, _set_piece_cache_sets): S sets of two 32-byte entries (one cache line per set,
 # 4 MiB), each entry a piece of up to 14 bytes that gives up to 3 ids, the set's last used
-# entry first; S / 2 direct-mapped 64-byte entries (2 MiB) for pieces of up to 30 bytes and
+# entry first; S / 2 64-byte entries in pairs, likewise (2 MiB), for pieces of up to 30 bytes and
 # 7 ids that do not fit those (more ids, as cl100k gives Cyrillic words, or 15-30 bytes); and
 # a ring of 32 * S bytes (2 MiB) with S / 4 index slots (256 KiB) for pieces of 31-1,024
 # bytes (rules of '=' or '#' in code, runs of CJK text, which merge at hundreds of
@@ -778,23 +778,41 @@ cdef Py_ssize_t _piece_uncommon(Tables* tb, Local* loc, const uint8_t* p, Py_ssi
 
 cdef inline Py_ssize_t _piece_sized_entry(Local* loc, const uint8_t* p, Py_ssize_t n, uint64_t h, tok_t* out,
                                           bpe_long_entry** g, bpe_ring_slot** x) noexcept nogil:
-    # the ids of a piece in the long entry or the ring slot of its hash, else -1; g[0] and
+    # the ids of a piece in the long pair or the ring slot of its hash, else -1; g[0] and
     # x[0]: where a piece of its length may be kept (NULL: neither)
     cdef unsigned int gen = <unsigned int>loc.gen
+    cdef Py_ssize_t k
     g[0] = NULL
     x[0] = NULL
     if n <= LONG_CACHE_MAX_BYTES:
-        # pieces too long for the sets, or with too many ids (those only where the entry's
-        # bit says it may hold one: most short pieces that miss their set are new)
-        g[0] = bpe_long_slot(&loc.caches, h)
+        # pieces too long for the sets, or with too many ids (those only where the pair's
+        # bits say it may hold one: most short pieces that miss their set are new)
+        g[0] = bpe_long_pair(&loc.caches, h)
         if n > CACHE_MAX_BYTES or bpe_long_holds_short(&loc.caches, g[0]):
-            return _entry_ids(g[0], gen, p, n, out)
+            bpe_prefetch(&g[0][1])       # (the second line's wait overlaps the first's)
+            k = _entry_ids(&g[0][0], gen, p, n, out)
+            return k if k >= 0 else _long_second(g[0], gen, p, n, out)
     elif n <= RING_MAX_BYTES:
         # rarer still, but each costs hundreds of instructions per byte to merge (rules of
         # '=' or '#' in code, runs of CJK text)
         x[0] = bpe_ring_slot_of(&loc.caches, h)
         return _ring_ids(&loc.caches, x[0], h, gen, p, n, out)
     return -1
+
+
+cdef Py_ssize_t _long_second(bpe_long_entry* g, unsigned int gen, const uint8_t* p, Py_ssize_t n,
+                             tok_t* out) noexcept nogil:
+    # _piece_sized_entry's look at the second entry of a long pair, which a hit there makes
+    # the first (the pair's short bits stay right: they are asked for the pair).  Not
+    # inline: inlined, it changed how the compiler laid out the token probe of
+    # _encode_utf8 (+0.9 instructions a byte of English, warm)
+    cdef Py_ssize_t k = _entry_ids(&g[1], gen, p, n, out)
+    cdef bpe_long_entry swap
+    if k >= 0:
+        swap = g[1]
+        g[1] = g[0]
+        g[0] = swap
+    return k
 
 
 cdef inline bint _merges_short(Tables* tb, const Local* loc, Py_ssize_t n) noexcept nogil:
@@ -838,8 +856,9 @@ cdef inline void _piece_keep(Local* loc, const uint8_t* p, Py_ssize_t n, uint64_
         for i in range(k):
             e[0].ids[i] = ids[i]
     elif g != NULL and 0 < k <= LONG_CACHE_MAX_IDS:
+        # into the pair's first place; the entry there moves to the second
+        bpe_long_pair_shift(&loc.caches, g, n <= CACHE_MAX_BYTES)
         _entry_fill(g, gen, p, n, ids, k)
-        bpe_long_mark_short(&loc.caches, g, n <= CACHE_MAX_BYTES)
     elif x != NULL and k > 0:
         _ring_keep(&loc.caches, x, h, gen, p, n, ids, k)
 
