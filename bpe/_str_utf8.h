@@ -4,8 +4,8 @@
    keeps its result attached to the str for the str's lifetime: a text of mostly ASCII with
    one curly quote costs about 11 instructions per byte to convert, and a large text stays
    twice in memory after it is encoded.  Here runs of ASCII move 16 code units at a time
-   (SSE2 where the compiler targets it, a machine word otherwise), other 2-byte units eight
-   at a time without a branch on their sizes (SSE2), and the caller frees the
+   (SSE2 where the compiler targets it, a machine word otherwise), other 2- and 4-byte units
+   eight and four at a time without a branch on their sizes (SSE2), and the caller frees the
    buffer when the call ends (bpe/_str_utf8.pxi sizes it: the worst case for texts up to a
    million characters, the counted size above that).  Only canonical (compact) strs of 1-,
    2- or 4-byte kind are read; a lone surrogate stops the conversion (the caller then takes
@@ -178,6 +178,52 @@ static inline uint8_t* bpe_utf8_put8(uint8_t* out, __m128i c) {
     }
     return out;
 }
+/* lanes of four 4-byte code units that are surrogates (all ones) */
+static inline __m128i bpe_utf8_surrogates4(__m128i v) {
+    return _mm_cmpeq_epi32(_mm_and_si128(v, _mm_set1_epi32((int)0xFFFFF800)), _mm_set1_epi32(0xD800));
+}
+/* Four code points that are not surrogates, as bpe_utf8_put8 does eight 2-byte units: each
+   one's form (1-4 bytes) is made in its 32-bit lane.  Writes up to three bytes past. */
+static inline uint8_t* bpe_utf8_put4(uint8_t* out, __m128i c) {
+    const __m128i six = _mm_set1_epi32(0x3F), cont = _mm_set1_epi32(0x80);
+    __m128i two = _mm_cmpgt_epi32(c, _mm_set1_epi32(0x7F));
+    __m128i three = _mm_cmpgt_epi32(c, _mm_set1_epi32(0x7FF));
+    __m128i four = _mm_cmpgt_epi32(c, _mm_set1_epi32(0xFFFF));
+    /* the continuation bytes: 10 and the low six bits of c, c >> 6, c >> 12 */
+    __m128i k0 = _mm_or_si128(cont, _mm_and_si128(c, six));
+    __m128i k1 = _mm_or_si128(cont, _mm_and_si128(_mm_srli_epi32(c, 6), six));
+    __m128i k2 = _mm_or_si128(cont, _mm_and_si128(_mm_srli_epi32(c, 12), six));
+    __m128i form2 = _mm_or_si128(_mm_or_si128(_mm_set1_epi32(0xC0), _mm_srli_epi32(c, 6)), _mm_slli_epi32(k0, 8));
+    __m128i form3 = _mm_or_si128(_mm_or_si128(_mm_set1_epi32(0xE0), _mm_srli_epi32(c, 12)),
+                                 _mm_or_si128(_mm_slli_epi32(k1, 8), _mm_slli_epi32(k0, 16)));
+    __m128i form4 = _mm_or_si128(_mm_or_si128(_mm_set1_epi32(0xF0), _mm_srli_epi32(c, 18)),
+                                 _mm_or_si128(_mm_slli_epi32(k2, 8),
+                                              _mm_or_si128(_mm_slli_epi32(k1, 16), _mm_slli_epi32(k0, 24))));
+    __m128i form = _mm_or_si128(_mm_and_si128(four, form4), _mm_andnot_si128(four,
+                   _mm_or_si128(_mm_and_si128(three, form3), _mm_andnot_si128(three,
+                   _mm_or_si128(_mm_and_si128(two, form2), _mm_andnot_si128(two, c))))));
+    __m128i size = _mm_sub_epi32(_mm_sub_epi32(_mm_sub_epi32(_mm_set1_epi32(1), two), three), four);
+    uint32_t forms[4], sizes[4];
+    int k;
+    _mm_storeu_si128((__m128i*)forms, form);
+    _mm_storeu_si128((__m128i*)sizes, size);
+    for (k = 0; k < 4; k++) {
+        memcpy(out, &forms[k], 4);
+        out += sizes[k];
+    }
+    return out;
+}
+/* four code points as bpe_utf8_put4 does, or as four bytes where all are ASCII (text in
+   4-byte units is mostly text of other sizes with an emoji here and there) */
+static inline uint8_t* bpe_utf8_quarter4(uint8_t* out, __m128i c, __m128i high) {
+    if (_mm_movemask_epi8(_mm_cmpeq_epi32(_mm_and_si128(c, high), _mm_setzero_si128())) == 0xFFFF) {
+        __m128i b = _mm_packs_epi32(c, c);
+        uint32_t w = (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(b, b));
+        memcpy(out, &w, 4);
+        return out + 4;
+    }
+    return bpe_utf8_put4(out, c);
+}
 #endif
 
 /* write the UTF-8 form of n code units to out, which has room for bpe_utf8_size bytes and
@@ -286,6 +332,29 @@ static uint8_t* bpe_utf8_write(int kind, const void* data, Py_ssize_t n, uint8_t
     }
     {
         const uint32_t* s = (const uint32_t*)data;
+#ifdef BPE_UTF8_SSE2
+        const __m128i high = _mm_set1_epi32(~0x7F);
+        for (; i + 16 <= n; i += 16) {
+            __m128i a = _mm_loadu_si128((const __m128i*)(s + i));
+            __m128i b = _mm_loadu_si128((const __m128i*)(s + i + 4));
+            __m128i c = _mm_loadu_si128((const __m128i*)(s + i + 8));
+            __m128i d = _mm_loadu_si128((const __m128i*)(s + i + 12));
+            if (_mm_movemask_epi8(_mm_cmpeq_epi32(_mm_and_si128(_mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d)),
+                                                                high), _mm_setzero_si128())) == 0xFFFF) {
+                /* sixteen ASCII code units narrow to sixteen bytes */
+                _mm_storeu_si128((__m128i*)out, _mm_packus_epi16(_mm_packs_epi32(a, b), _mm_packs_epi32(c, d)));
+                out += 16;
+                continue;
+            }
+            if (_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(bpe_utf8_surrogates4(a), bpe_utf8_surrogates4(b)),
+                                               _mm_or_si128(bpe_utf8_surrogates4(c), bpe_utf8_surrogates4(d)))))
+                return NULL;
+            out = bpe_utf8_quarter4(out, a, high);
+            out = bpe_utf8_quarter4(out, b, high);
+            out = bpe_utf8_quarter4(out, c, high);
+            out = bpe_utf8_quarter4(out, d, high);
+        }
+#endif
         for (; i < n; i++) {
             if (bpe_utf8_is_surrogate(s[i]))
                 return NULL;
