@@ -1,5 +1,5 @@
 /* The compiled encoder's per-thread piece caches (bpe/_core.pyx): a two-way set cache of
-   short pieces, a direct-mapped one of longer pieces and a ring of the longest, each entry
+   short pieces, pairs of entries for longer pieces and a ring of the longest, each entry
    tagged with its encoder's generation.  It holds no ids of its own making: _core.pyx reads and
    fills the entries.  Only _core.pyx includes this header.
 
