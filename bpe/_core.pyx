@@ -597,6 +597,13 @@ def _utf8_form(str text):
         utf8_release(&u)
 
 
+def _piece_hash(bytes piece):
+    """For tests: the hash the piece caches file ``piece`` under (hash_bytes, which
+    hash_and_head gives too: calling hash_and_head here changed how the compiler inlined it
+    into the scan, +1.6 instructions a byte of English)."""
+    return hash_bytes(piece, len(piece)) if len(piece) > 0 else 0
+
+
 def _piece_cache_blocks():
     """For tests: how many threads' piece-cache blocks exist now (each is freed when its
     thread ends, or when the thread makes its caches again)."""

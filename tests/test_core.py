@@ -240,6 +240,42 @@ def test_a_short_piece_with_many_ids_is_merged_once(cython_backend):
                 assert core._pieces_merged() == merged + 1, (piece, sets)
 
 
+def test_long_entries_hold_two_pieces_of_a_pair(cython_backend):
+    """Long pieces (15-30 bytes) whose hashes pick the same pair of entries
+    (bpe/_piece_cache.h) are both kept: taking turns, neither is merged again; a third one
+    takes the place of the one used least recently."""
+    from bpe import _core
+
+    enc = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")
+    core = enc._core
+    core._set_signatures(True, 10**9)  # (so that _pieces_merged keeps counting)
+    rng = random.Random(11)
+    pairs = {}
+    with _piece_cache_sets(256):  # (128 long entries: 64 pairs, from bits 20.. of the hash)
+        while True:
+            piece = " " + "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(rng.randint(15, 22)))
+            if len(core.encode_piece_bytes(piece.encode())) > 7:
+                continue
+            same = pairs.setdefault((_core._piece_hash(piece.encode()) >> 20) & 126, [])
+            same.append(piece)
+            if len(same) == 3:
+                break
+        a, b, c = same
+
+        def merges(*pieces):
+            before = core._pieces_merged()
+            for piece in pieces:
+                assert core.encode_pieces([piece]) == core.encode_piece_bytes(piece.encode())
+            return core._pieces_merged() - before
+
+        core._forget_cached_pieces()
+        assert merges(a, b) == 2
+        assert merges(a, b, a, b) == 0
+        assert merges(c) == 1       # (in the place of a, used least recently)
+        assert merges(b, c) == 0
+        assert merges(a) == 1
+
+
 def test_a_long_piece_is_merged_once(cython_backend):
     """Pieces of 31-1,024 bytes, whatever their number of ids, are kept in the ring
     (bpe/_piece_cache.h) and found there again, at the default size and in the static
