@@ -82,9 +82,12 @@ typedef struct {
    3,905 of 31-122 (46 bytes on average), which S / 4 and S / 16 direct-mapped entries of 64
    and 256 bytes lost to collisions on a second pass (63% and 40% found again). */
 #define BPE_CACHE_SETS 65536
+#define BPE_RING_PER_SET 32      /* ring bytes per set */
+#define BPE_SETS_PER_RING_SLOT 4
 static size_t bpe_cache_sets = BPE_CACHE_SETS;   /* S for caches made from now on */
 static size_t bpe_cache_bytes(size_t sets) {
-    return (size_t)sets * (2 * sizeof(bpe_cache_entry) + sizeof(bpe_long_entry) / 2 + 32 + sizeof(bpe_ring_slot) / 4)
+    return (size_t)sets * (2 * sizeof(bpe_cache_entry) + sizeof(bpe_long_entry) / 2 + BPE_RING_PER_SET
+                           + sizeof(bpe_ring_slot) / BPE_SETS_PER_RING_SLOT)
            + sets / 16 + 64;
 }
 /* The static fallback's: 256 sets, 256 long, a ring of 8 KiB and 64 slots (41 KiB per
@@ -190,13 +193,13 @@ static bpe_caches bpe_caches_remake(void) {
         c.sets = (bpe_cache_entry*)p;
         c.longs = (bpe_long_entry*)(p + 2 * sets * sizeof(bpe_cache_entry));
         c.ring = (unsigned char*)c.longs + sets / 2 * sizeof(bpe_long_entry);
-        c.ring_index = (bpe_ring_slot*)(c.ring + 32 * sets);
-        c.ring_end = (unsigned long long*)(c.ring_index + sets / 4);
+        c.ring_index = (bpe_ring_slot*)(c.ring + BPE_RING_PER_SET * sets);
+        c.ring_end = (unsigned long long*)(c.ring_index + sets / BPE_SETS_PER_RING_SLOT);
         c.short_in_long = (unsigned long long*)((char*)c.ring_end + 64);
         c.set_mask = sets - 1;
         c.long_mask = sets / 2 - 1;
-        c.ring_index_mask = sets / 4 - 1;
-        c.ring_size = 32 * sets;
+        c.ring_index_mask = sets / BPE_SETS_PER_RING_SLOT - 1;
+        c.ring_size = BPE_RING_PER_SET * sets;
     } else {
         c.sets = bpe_small_sets;
         c.longs = bpe_small_long;

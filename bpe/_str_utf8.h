@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <Python.h>
+#include "_c_helpers.h"      /* (bpe_ctz64) */
 
 #define BPE_UTF8_SURROGATE ((Py_ssize_t)-1)
 
@@ -123,27 +124,6 @@ static Py_ssize_t bpe_utf8_size(int kind, const void* data, Py_ssize_t n) {
     }
 }
 
-/* A code point below 0x10000 that is not a surrogate, without a branch on its size: three
-   bytes are stored whatever it takes (1-3), so out needs two bytes of room past its form. */
-static inline uint8_t* bpe_utf8_put_bmp(uint8_t* out, uint32_t c) {
-    uint32_t two = c >= 0x80, three = c >= 0x800;
-    out[0] = (uint8_t)(three ? 0xE0 | (c >> 12) : two ? 0xC0 | (c >> 6) : c);
-    out[1] = (uint8_t)(0x80 | ((three ? c >> 6 : c) & 0x3F));
-    out[2] = (uint8_t)(0x80 | (c & 0x3F));
-    return out + 1 + two + three;
-}
-#ifdef BPE_UTF8_SSE2
-static inline int bpe_ctz16(unsigned int m) {   /* m != 0 */
-#  if defined(_MSC_VER)
-    unsigned long k;
-    _BitScanForward(&k, m);
-    return (int)k;
-#  else
-    return __builtin_ctz(m);
-#  endif
-}
-#endif
-
 #ifdef BPE_UTF8_SSE2
 /* lanes of eight 2-byte code units that are surrogates (all ones) */
 static inline __m128i bpe_utf8_surrogates8(__m128i v) {
@@ -228,10 +208,11 @@ static inline uint8_t* bpe_utf8_quarter4(uint8_t* out, __m128i c, __m128i high) 
 
 /* write the UTF-8 form of n code units to out, which has room for bpe_utf8_size bytes and
    BPE_UTF8_ROOM more; return the end of what was written, or NULL at a lone surrogate.
-   Runs of ASCII move 16 at a time; a block of 16 that is not all ASCII moves its ASCII
-   start in one store (the whole block is stored, the rest written over later: the units
-   left make at least 16 more bytes), then the character that ended it, and, for 2-byte
-   units, the run of wider characters that follows (CJK text is mostly such runs). */
+   Runs of ASCII move 16 at a time.  A block of 16 one-byte units that is not all ASCII
+   moves its ASCII start in one store (the whole block is stored, the rest written over
+   later: the units left make at least 16 more bytes), then the character that ended it;
+   one of wider units goes eight (2-byte) or four (4-byte) at a time, each unit's form made
+   without a branch on its size (text of wide characters mixes sizes). */
 #define BPE_UTF8_ROOM 4
 static uint8_t* bpe_utf8_write(int kind, const void* data, Py_ssize_t n, uint8_t* out) {
     Py_ssize_t i = 0;
@@ -248,10 +229,10 @@ static uint8_t* bpe_utf8_write(int kind, const void* data, Py_ssize_t n, uint8_t
                     i += 16;
                     continue;
                 }
-                m = bpe_ctz16((unsigned int)m);
+                m = bpe_ctz64((uint64_t)(unsigned int)m);
                 out += m;
                 i += m;
-                out = bpe_utf8_put_bmp(out, s[i++]);
+                out = bpe_utf8_put(out, s[i++]);
                 continue;
             }
 #else
