@@ -316,7 +316,7 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
     cdef int32_t part_start[6]
     cdef object entry
     # " " + an ASCII letter: only tokens ranked at most the highest of their taus can stop them
-    cdef uint8_t pair[2]
+    cdef uint8_t pair[8]                     # (8: hashing reads a whole word where it may)
     cdef tok_t ascii_tau = -1
     pair[0] = 0x20
     for i in range(0x41, 0x7B):

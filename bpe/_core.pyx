@@ -1152,10 +1152,10 @@ cdef class Encoder:
         for token, rank in special_tokens.items():
             tt_add(&self.tb.table, rank, <const uint8_t*>PyBytes_AS_STRING(token),
                    PyBytes_GET_SIZE(token), False)
-        cdef uint8_t one
+        cdef uint8_t one[8]            # (8: hashing reads a whole word where it may)
         for b in range(256):
-            one = <uint8_t>b
-            self.tb.byte_rank[b] = tt_find(&self.tb.table, &one, 1)
+            one[0] = <uint8_t>b
+            self.tb.byte_rank[b] = tt_find(&self.tb.table, one, 1)
             if self.tb.byte_rank[b] == NO_TOKEN:
                 raise VocabularyError(
                     f"mergeable_ranks lacks the single-byte token {bytes([b])!r}; "
@@ -1163,7 +1163,7 @@ cdef class Encoder:
         self.tb.pair2 = <tok_t*>malloc(65536 * sizeof(tok_t))
         if self.tb.pair2 == NULL:
             raise MemoryError()
-        cdef uint8_t two[2]
+        cdef uint8_t two[8]            # (likewise)
         cdef int x
         for x in range(65536):
             two[0] = <uint8_t>(x >> 8)

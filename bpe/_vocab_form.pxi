@@ -189,12 +189,12 @@ cdef bint _fb_merge(FormBuild* fb, const TokenTable* t, const uint8_t* buf, Py_s
 cdef object _fb_finish(FormBuild* fb, VocabTables form, dict decode_only, Py_ssize_t n_vocab):
     """The tables, or None when a single byte is missing."""
     cdef TokenTable* t = &form.table
-    cdef uint8_t one
+    cdef uint8_t one[8]            # (8: hashing reads a whole word where it may)
     cdef int k
     cdef Py_ssize_t tid
     for k in range(256):
-        one = <uint8_t>k
-        if tt_find(t, &one, 1) == NO_TOKEN:
+        one[0] = <uint8_t>k
+        if tt_find(t, one, 1) == NO_TOKEN:
             return None
     form.unmade = [PyBytes_FromStringAndSize(<char*>t.blob + t.off[tid], t.length[tid])
                    for tid in range(t.n_ids) if t.length[tid] > 1 and fb.made[tid] != 2]
