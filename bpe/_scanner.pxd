@@ -372,16 +372,76 @@ cdef inline Py_ssize_t _o200k_ascii_word(const uint8_t* s, Py_ssize_t n, Py_ssiz
     return e
 
 
+cdef inline Py_ssize_t _both_run(const uint8_t* s, Py_ssize_t n, Py_ssize_t j) noexcept nogil:
+    """End of the run from j of two- and three-byte characters that are in both o200k
+    letter sets (Lm, Lo, M: the letters of scripts without case, and marks)."""
+    cdef uint8_t b0
+    cdef uint32_t cp
+    cdef Py_ssize_t w
+    while j < n:
+        b0 = s[j]
+        if (b0 & 0xF0) == 0xE0:
+            cp = ((b0 & 0x0F) << 12) | ((s[j + 1] & 0x3F) << 6) | (s[j + 2] & 0x3F)
+            w = 3
+        elif (b0 & 0xE0) == 0xC0:
+            cp = ((b0 & 0x1F) << 6) | (s[j + 1] & 0x3F)
+            w = 2
+        else:
+            break
+        if not (((C_LMO | C_M) >> bpe_uclass_data[(<Py_ssize_t>bpe_uclass_index[cp >> 7]) * 128 + (cp & 127)]) & 1):
+            break
+        j += w
+    return j
+
+
+cdef inline Py_ssize_t _o200k_caseless(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+    """The commonest pieces of scripts without case (Arabic, Devanagari, Thai, CJK, ...),
+    decided without the general scanner's alternatives, or -1 (it decides): an optional
+    ASCII prefix (a space, tab or punctuation) and a run of two- and three-byte characters
+    in both letter sets (``_both_run``), up to the end of the text or a character that is
+    neither a letter nor a mark nor an apostrophe.  Either letter alternative takes
+    exactly that: U* takes the run and, nothing of W following it, gives back its last
+    character to W+; the prefix is taken as the optional one (what follows a run that
+    stops at a letter, a mark or an apostrophe depends on more, hence -1)."""
+    cdef Py_ssize_t j = i, e, w
+    cdef uint8_t b = s[i]
+    if b < 0x80:
+        if not (_ascii_class(b) & M_PREFIX) or _is_crlf(b):
+            return -1
+        j = i + 1
+    e = _both_run(s, n, j)
+    if e == j:
+        return -1
+    if e == n:
+        return e
+    b = s[e]
+    if b < 0x80:
+        if (_ascii_class(b) & M_L) or b == 39:
+            return -1
+        return e
+    if _cls_at(s, e, &w) & (M_L | C_M):
+        return -1
+    return e
+
+
 cdef inline Py_ssize_t _scan_o200k(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
     # [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
     # |[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?
     # |\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
     cdef Py_ssize_t e = -1, w, w1, k, f
     if s[i] < 0x80:
+        if i + 1 < n and s[i + 1] >= 0xC0:
+            e = _o200k_caseless(s, n, i)
+            if e >= 0:
+                return e
         e = _ascii_common(s, n, i, False)
         if e >= 0:
             return e
         e = _o200k_ascii_word(s, n, i)
+        if e >= 0:
+            return e
+    else:
+        e = _o200k_caseless(s, n, i)
         if e >= 0:
             return e
     cdef int c = _cls_at(s, i, &w)

@@ -216,6 +216,29 @@ def test_o200k_blocks_split_random_text_like_regex():
     _check_blocks(scanner, texts)
 
 
+def test_o200k_runs_of_caseless_letters_split_like_regex():
+    # The compiled o200k scanner takes an optional ASCII prefix and a run of two- and
+    # three-byte letters and marks of scripts without case (Lm, Lo, M) at once, when what
+    # follows the run is no letter, mark or apostrophe.  Short random strings over those
+    # characters and everything that can follow, precede or interrupt such a run: letters
+    # with case (ASCII, Latin-1, Cyrillic, titlecase), apostrophes and contractions,
+    # digits of each script, punctuation of each width, whitespace with and without line
+    # breaks, four-byte letters and symbols.
+    import random
+
+    scanner = _compiled_scanner()
+    rnd = random.Random(2612)
+    alphabet = [" ", " ", "\t", "\n", "\r", "a", "B", "'", "s", "1", ".", "/",
+                "\u0639", "\u0631", "\u0628", "\u064e", "\u0663", "\u060c",       # Arabic
+                "\u0915", "\u093f", "\u094d", "\u0964", "\u0967",                # Devanagari
+                "\u65e5", "\u672c", "\u3002", "\u3005", "\ud55c",                 # CJK, Hangul
+                "\u0e01", "\u0e31", "\u0e3f",                                   # Thai
+                "\u02b0", "\u0301", "\u20dd", "\u0416", "\u0436", "\u00e9", "\u00c9", "\u01c5",
+                "\U0001f600", "\U00020000", "\u017f", "\u2019", "\u00a0", "\u2028"]
+    texts = ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 24))) for _ in range(20000)]
+    _check_blocks(scanner, texts)
+
+
 @pytest.mark.parametrize("construct", [
     "'re", "'s", "'S x", "x'", "'\u017f", "  \n", "\n\n  x", " \t.", "\t1", "1234567", "./\n/x",
     "é", "ÉÉ", "ñ's", "日本", "ʰ", "\u0301", "\u00a0x", "\u2028", "“x", "٣", "Aa", "aA", "  ", ". x",
