@@ -803,7 +803,8 @@ cdef inline Py_ssize_t _piece_sized_entry(Local* loc, const uint8_t* p, Py_ssize
         # rarer still, but each costs hundreds of instructions per byte to merge (rules of
         # '=' or '#' in code, runs of CJK text)
         x[0] = bpe_ring_slot_of(&loc.caches, h)
-        return _ring_ids(&loc.caches, x[0], h, gen, p, n, out)
+        k = _ring_ids(&loc.caches, x[0], h, gen, p, n, out)
+        return k if k >= 0 else _ring_second(&loc.caches, x[0], h, gen, p, n, out)
     return -1
 
 
@@ -893,6 +894,19 @@ cdef inline void _entry_fill(bpe_long_entry* x, unsigned int gen, const uint8_t*
         x.ids[i] = piece_ids[i]
 
 
+cdef Py_ssize_t _ring_second(const bpe_caches* c, bpe_ring_slot* x, uint64_t h, unsigned int gen,
+                             const uint8_t* p, Py_ssize_t n, tok_t* out) noexcept nogil:
+    # _piece_sized_entry's look at the second slot of a ring pair, which a hit there makes
+    # the first (as _long_second does for the long pairs)
+    cdef Py_ssize_t k = _ring_ids(c, &x[1], h, gen, p, n, out)
+    cdef bpe_ring_slot swap
+    if k >= 0:
+        swap = x[1]
+        x[1] = x[0]
+        x[0] = swap
+    return k
+
+
 cdef inline Py_ssize_t _ring_ids(const bpe_caches* c, const bpe_ring_slot* x, uint64_t h, unsigned int gen,
                                  const uint8_t* p, Py_ssize_t n, tok_t* out) noexcept nogil:
     # the ids of the ring entry slot x names if it holds p[:n] for this encoder, else -1
@@ -917,6 +931,7 @@ cdef inline void _ring_keep(const bpe_caches* c, bpe_ring_slot* x, uint64_t h, u
     cdef Py_ssize_t i
     if size > c.ring_size // 4:
         return
+    x[1] = x[0]                      # (the pair's first slot names the new entry)
     e = bpe_ring_add(c, x, h, size)
     e.gen = gen
     e.length = <unsigned short>n

@@ -251,9 +251,10 @@ static inline void bpe_long_pair_shift(const bpe_caches* c, bpe_long_entry* g, i
     g[1] = g[0];
 }
 
-/* the ring's index slot of a piece of hash h */
+/* the ring's pair of index slots for a piece of hash h (two neighbours in one line: the
+   slot used last first) */
 static inline bpe_ring_slot* bpe_ring_slot_of(const bpe_caches* c, unsigned long long h) {
-    return &c->ring_index[(h >> 26) & c->ring_index_mask];
+    return &c->ring_index[(h >> 26) & c->ring_index_mask & ~1ULL];
 }
 /* the entry slot s names if it was made for hash h and the ring has not come round to it
    since (the entries after it would then have reached it), else NULL */

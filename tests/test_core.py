@@ -276,6 +276,41 @@ def test_long_entries_hold_two_pieces_of_a_pair(cython_backend):
         assert merges(a) == 1
 
 
+def test_ring_slots_hold_two_pieces_of_a_pair(cython_backend):
+    """The longest pieces (31-1,024 bytes) whose hashes pick the same pair of the ring's
+    index slots (bpe/_piece_cache.h) are both kept: taking turns, neither is merged again;
+    a third one takes the slot of the one used least recently."""
+    from bpe import _core
+
+    enc = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")
+    core = enc._core
+    core._set_signatures(True, 10**9)  # (so that _pieces_merged keeps counting)
+    core._set_backtrack_min_bytes(-1)  # (every piece through the merge loop, which it counts)
+    rng = random.Random(12)
+    pairs = {}
+    with _piece_cache_sets(256):  # (64 index slots: 32 pairs, from bits 26.. of the hash)
+        while True:
+            piece = " " + "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(rng.randint(31, 40)))
+            same = pairs.setdefault((_core._piece_hash(piece.encode()) >> 26) & 62, [])
+            same.append(piece)
+            if len(same) == 3:
+                break
+        a, b, c = same
+
+        def merges(*pieces):
+            before = core._pieces_merged()
+            for piece in pieces:
+                assert core.encode_pieces([piece]) == core.encode_piece_bytes(piece.encode())
+            return core._pieces_merged() - before
+
+        core._forget_cached_pieces()
+        assert merges(a, b) == 2
+        assert merges(a, b, a, b) == 0
+        assert merges(c) == 1       # (in the slot of a, used least recently)
+        assert merges(b, c) == 0
+        assert merges(a) == 1
+
+
 def test_a_long_piece_is_merged_once(cython_backend):
     """Pieces of 31-1,024 bytes, whatever their number of ids, are kept in the ring
     (bpe/_piece_cache.h) and found there again, at the default size and in the static
