@@ -4,8 +4,9 @@ Set BPE_DEBUG_BUILD=1 to turn bounds and wraparound checks back on (and to build
 the word-at-a-time reads of short byte strings, for memory checkers).  Set BPE_SANITIZE=1 to
 build with AddressSanitizer and UndefinedBehaviorSanitizer (gcc or clang; the interpreter
 must preload the sanitizer runtime: see .ci/sanitize, which fuzzes and tests such a build);
-that build also leaves out the SSE2 loops (BPE_NO_SIMD), so the checks run over the portable
-word-at-a-time code that machines without SSE2 get, while the other builds test the SSE2 code.
+that build also leaves out the SSE2 loops (BPE_NO_SIMD) and the 128-bit multiply of the hash
+(BPE_NO_INT128), so the checks run over the portable code that machines without them get,
+while the other builds test the fast code.
 
 Without Cython or a working C compiler the package still installs, on the pure-Python backend,
 with a loud message saying so (and bpe warns at import that its core is missing).  Set
@@ -50,7 +51,7 @@ def extensions():
         Extension(f"bpe.{name}", [f"bpe/{name}.pyx"], include_dirs=["bpe"], extra_compile_args=compile_args,
                   extra_link_args=link_args,
                   define_macros=([("BPE_NO_OVERREAD", "1")] if DEBUG or SANITIZE else [])
-                  + ([("BPE_NO_SIMD", "1")] if SANITIZE else []))
+                  + ([("BPE_NO_SIMD", "1"), ("BPE_NO_INT128", "1")] if SANITIZE else []))
         for name in ("_scanner", "_core", "_train")
     ]
     return cythonize(exts, compiler_directives=DIRECTIVES)

@@ -48,6 +48,27 @@ static inline int bpe_same_tail(const unsigned char* a, const unsigned char* b, 
     return memcmp(a + 8, b + 8, n - 8) == 0;
 }
 static const unsigned char bpe_zero8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#if defined(_MSC_VER) && defined(_M_X64)
+#  include <intrin.h>
+#endif
+/* x * y to 128 bits, its halves xored: every bit of the result depends on every bit of both
+   (the low half's low bits alone would depend on few); one multiply where a 64-bit machine
+   has a 64 x 64 -> 128 one, else (or with BPE_NO_INT128 defined) two multiply-xorshift
+   rounds */
+static inline uint64_t bpe_fold_mul(uint64_t x, uint64_t y) {
+#if defined(__SIZEOF_INT128__) && !defined(BPE_NO_INT128)
+    unsigned __int128 m = (unsigned __int128)x * y;
+    return (uint64_t)m ^ (uint64_t)(m >> 64);
+#elif defined(_MSC_VER) && defined(_M_X64) && !defined(BPE_NO_INT128)
+    uint64_t hi, lo = _umul128(x, y, &hi);
+    return lo ^ hi;
+#else
+    uint64_t h = x * 0xff51afd7ed558ccdULL ^ y * 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    return h ^ (h >> 32);
+#endif
+}
 /* hash of 1..16 bytes: the first (up to) 8 bytes and the length, xor the last 8 bytes
    when n > 8 (read from a zero word otherwise, so that no branch depends on n, which
    varies at random in the merge loop), then a second multiply-xorshift round so that
@@ -57,12 +78,7 @@ static inline uint64_t bpe_hash16w(uint64_t a, const unsigned char* p, Py_ssize_
     uint64_t b;
     const unsigned char* q = n > 8 ? p + n - 8 : bpe_zero8;
     memcpy(&b, q, 8);
-    uint64_t h = (a ^ ((uint64_t)n << 59)) * 0x9E3779B97F4A7C15ULL;
-    h ^= b * 0xff51afd7ed558ccdULL;
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9ULL;
-    h ^= h >> 32;
-    return h;
+    return bpe_fold_mul(a ^ ((uint64_t)n << 59) ^ 0x243F6A8885A308D3ULL, b ^ 0x9E3779B97F4A7C15ULL);
 }
 static inline uint64_t bpe_hash16(const unsigned char* p, Py_ssize_t n) {
     return bpe_hash16w(bpe_word(p, n), p, n);
