@@ -125,6 +125,7 @@ cdef extern from "_piece_cache.h":
     bpe_cache_entry* bpe_cache_set(const bpe_caches* c, unsigned long long h) noexcept nogil
     bpe_long_entry* bpe_long_pair(const bpe_caches* c, unsigned long long h) noexcept nogil
     bpe_ring_slot* bpe_ring_slot_of(const bpe_caches* c, unsigned long long h) noexcept nogil
+    void bpe_ring_pair_swap(bpe_ring_slot* x) noexcept nogil
     const bpe_ring_head* bpe_ring_entry(const bpe_caches* c, const bpe_ring_slot* s, unsigned long long h) noexcept nogil
     size_t bpe_ring_entry_size(size_t n, size_t k) noexcept nogil
     unsigned char* bpe_ring_bytes(const bpe_ring_head* e) noexcept nogil
@@ -899,11 +900,8 @@ cdef Py_ssize_t _ring_second(const bpe_caches* c, bpe_ring_slot* x, uint64_t h, 
     # _piece_sized_entry's look at the second slot of a ring pair, which a hit there makes
     # the first (as _long_second does for the long pairs)
     cdef Py_ssize_t k = _ring_ids(c, &x[1], h, gen, p, n, out)
-    cdef bpe_ring_slot swap
     if k >= 0:
-        swap = x[1]
-        x[1] = x[0]
-        x[0] = swap
+        bpe_ring_pair_swap(x)
     return k
 
 

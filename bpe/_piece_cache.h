@@ -251,6 +251,12 @@ static inline void bpe_long_pair_shift(const bpe_caches* c, bpe_long_entry* g, i
     g[1] = g[0];
 }
 
+/* a pair of the ring's index slots after a hit in its second: that slot first */
+static inline void bpe_ring_pair_swap(bpe_ring_slot* x) {
+    bpe_ring_slot t = x[1];
+    x[1] = x[0];
+    x[0] = t;
+}
 /* the ring's pair of index slots for a piece of hash h (two neighbours in one line: the
    slot used last first) */
 static inline bpe_ring_slot* bpe_ring_slot_of(const bpe_caches* c, unsigned long long h) {

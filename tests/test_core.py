@@ -240,23 +240,29 @@ def test_a_short_piece_with_many_ids_is_merged_once(cython_backend):
                 assert core._pieces_merged() == merged + 1, (piece, sets)
 
 
-def test_long_entries_hold_two_pieces_of_a_pair(cython_backend):
-    """Long pieces (15-30 bytes) whose hashes pick the same pair of entries
-    (bpe/_piece_cache.h) are both kept: taking turns, neither is merged again; a third one
-    takes the place of the one used least recently."""
+@pytest.mark.parametrize("low, high, shift, mask, max_ids", [
+    (15, 22, 20, 126, 7),     # long entries: 128 at 256 sets, 64 pairs, from bits 20.. of the hash
+    (31, 40, 26, 62, None),   # the ring's index slots: 64 at 256 sets, 32 pairs, from bits 26..
+], ids=["long entries", "ring slots"])
+def test_pairs_of_cache_places_hold_two_pieces(cython_backend, low, high, shift, mask, max_ids):
+    """Pieces whose hashes pick the same pair of places (bpe/_piece_cache.h: the pairs of long
+    entries for 15-30 bytes, the pairs of the ring's index slots for 31-1,024) are both kept:
+    taking turns, neither is merged again; a third one takes the place of the one used
+    least recently."""
     from bpe import _core
 
     enc = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")
     core = enc._core
     core._set_signatures(True, 10**9)  # (so that _pieces_merged keeps counting)
-    rng = random.Random(11)
+    core._set_backtrack_min_bytes(-1)  # (every piece through the merge loop, which it counts)
+    rng = random.Random(low)
     pairs = {}
-    with _piece_cache_sets(256):  # (128 long entries: 64 pairs, from bits 20.. of the hash)
+    with _piece_cache_sets(256):
         while True:
-            piece = " " + "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(rng.randint(15, 22)))
-            if len(core.encode_piece_bytes(piece.encode())) > 7:
+            piece = " " + "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(rng.randint(low, high)))
+            if max_ids is not None and len(core.encode_piece_bytes(piece.encode())) > max_ids:
                 continue
-            same = pairs.setdefault((_core._piece_hash(piece.encode()) >> 20) & 126, [])
+            same = pairs.setdefault((_core._piece_hash(piece.encode()) >> shift) & mask, [])
             same.append(piece)
             if len(same) == 3:
                 break
@@ -272,41 +278,6 @@ def test_long_entries_hold_two_pieces_of_a_pair(cython_backend):
         assert merges(a, b) == 2
         assert merges(a, b, a, b) == 0
         assert merges(c) == 1       # (in the place of a, used least recently)
-        assert merges(b, c) == 0
-        assert merges(a) == 1
-
-
-def test_ring_slots_hold_two_pieces_of_a_pair(cython_backend):
-    """The longest pieces (31-1,024 bytes) whose hashes pick the same pair of the ring's
-    index slots (bpe/_piece_cache.h) are both kept: taking turns, neither is merged again;
-    a third one takes the slot of the one used least recently."""
-    from bpe import _core
-
-    enc = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")
-    core = enc._core
-    core._set_signatures(True, 10**9)  # (so that _pieces_merged keeps counting)
-    core._set_backtrack_min_bytes(-1)  # (every piece through the merge loop, which it counts)
-    rng = random.Random(12)
-    pairs = {}
-    with _piece_cache_sets(256):  # (64 index slots: 32 pairs, from bits 26.. of the hash)
-        while True:
-            piece = " " + "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(rng.randint(31, 40)))
-            same = pairs.setdefault((_core._piece_hash(piece.encode()) >> 26) & 62, [])
-            same.append(piece)
-            if len(same) == 3:
-                break
-        a, b, c = same
-
-        def merges(*pieces):
-            before = core._pieces_merged()
-            for piece in pieces:
-                assert core.encode_pieces([piece]) == core.encode_piece_bytes(piece.encode())
-            return core._pieces_merged() - before
-
-        core._forget_cached_pieces()
-        assert merges(a, b) == 2
-        assert merges(a, b, a, b) == 0
-        assert merges(c) == 1       # (in the slot of a, used least recently)
         assert merges(b, c) == 0
         assert merges(a) == 1
 
