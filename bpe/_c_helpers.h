@@ -69,10 +69,10 @@ static inline uint64_t bpe_fold_mul(uint64_t x, uint64_t y) {
     return h ^ (h >> 32);
 #endif
 }
-/* hash of 1..16 bytes: the first (up to) 8 bytes and the length, xor the last 8 bytes
-   when n > 8 (read from a zero word otherwise, so that no branch depends on n, which
-   varies at random in the merge loop), then a second multiply-xorshift round so that
-   the low bits (slot) and high bits (filter) both depend on every input bit */
+/* hash of 1..16 bytes: the first (up to) 8 bytes and the length, folded with the last 8
+   bytes when n > 8 (read from a zero word otherwise, so that no branch depends on n, which
+   varies at random in the merge loop) by bpe_fold_mul, so that the low bits (slot) and
+   high bits (filter) both depend on every input bit */
 static inline uint64_t bpe_hash16w(uint64_t a, const unsigned char* p, Py_ssize_t n) {
     /* (a: bpe_word(p, n), which the caller has already) */
     uint64_t b;
