@@ -79,6 +79,7 @@ cdef extern from "_c_helpers.h":
     int32_t bpe_min_keys(const int32_t* key, Py_ssize_t m) noexcept nogil
     void bpe_copy16(char* dst, const uint8_t* src) noexcept nogil
     uint64_t bpe_hash16(const uint8_t* p, Py_ssize_t n) noexcept nogil
+    uint64_t bpe_fold_mul(uint64_t x, uint64_t y) noexcept nogil
     uint64_t bpe_hash16w(uint64_t a, const uint8_t* p, Py_ssize_t n) noexcept nogil
     object bpe_list_unfilled(Py_ssize_t n)
     PyObject** bpe_list_items(object lst) noexcept
@@ -232,6 +233,7 @@ ctypedef struct Local:
     unsigned long long* pairs    # the Encoder's pair cache (NULL: none)
     bpe_caches caches            # this thread's piece caches (bpe/_piece_cache.h)
     const uint64_t* sig      # Signatures.sig once built and enabled, else NULL
+    uint64_t sig_mask        # Signatures.mask (with sig)
     Signatures* sigs         # the Encoder's (NULL: none)
     const MergeList* ml      # the Encoder's merge list when it runs HF's rule, else NULL
 
@@ -242,6 +244,7 @@ cdef inline Local _local(uint64_t gen, Signatures* sigs, unsigned long long* pai
     loc.pairs = pairs
     loc.caches = bpe_caches_of_thread()
     loc.sig = NULL                   # set by the first piece that goes through the merge loop
+    loc.sig_mask = 0
     loc.sigs = sigs
     loc.ml = NULL
     return loc
@@ -250,7 +253,7 @@ cdef inline Local _local(uint64_t gen, Signatures* sigs, unsigned long long* pai
 cdef inline tok_t _merged_rank(const TokenTable* t, const uint8_t* p, Py_ssize_t a, Py_ssize_t b,
                                tok_t left, tok_t right, tok_t limit, Local* loc) noexcept nogil:
     # rank of the token spelled by parts p[a:m] (id left) and p[m:b] (id right), if below limit
-    if loc.sig != NULL and not sig_pass(loc.sig, left, right):
+    if loc.sig != NULL and not sig_pass(loc.sig, loc.sig_mask, left, right):
         return NO_RANK
     cdef unsigned long long* e = NULL
     cdef unsigned long long want = 0, word = 0
@@ -269,8 +272,6 @@ cdef inline tok_t _merged_rank(const TokenTable* t, const uint8_t* p, Py_ssize_t
             r = NO_RANK
         if e != NULL:
             bpe_pair_store(e, want | (<unsigned long long>(r if r != NO_RANK else BPE_PAIR_NONE) << 1))
-    if loc.sig != NULL and r != NO_RANK:
-        bpe_prefetch(&loc.sig[2 * r])
     return r if r < limit else NO_RANK
 
 
@@ -337,10 +338,6 @@ cdef inline void _sm_init(ShortMerge* s, const Tables* tb, const uint8_t* p, Py_
     for i in range(n - 1):
         r = _first_rank(tb, p, off, out, i, limit, loc)
         s.key[i] = _short_key(r, i)
-        if loc.sig != NULL and r != NO_RANK:
-            # (_merged_rank prefetches the signatures of the tokens it finds; the direct
-            # table's need it too: the first merges' questions read them)
-            bpe_prefetch(&loc.sig[2 * r])
     for i in range(n - 1 if n > 0 else 0, s.padded):
         s.key[i] = SHORT_NONE
 
@@ -501,8 +498,6 @@ cdef Py_ssize_t _bpe_long(const Tables* tb, const uint8_t* p, Py_ssize_t n, cons
         r = _first_rank(tb, p, off, out, i, limit, loc)
         if r != NO_RANK:
             _cand_push(heap, &size, r, i, i + 1, i + 2)
-            if loc.sig != NULL:
-                bpe_prefetch(&loc.sig[2 * r])     # (as in _bpe_short)
     while size > 0:
         c = _cand_pop(heap, &size)
         if nxt[c.left] != c.right or nxt[c.right] != c.end:
@@ -835,6 +830,7 @@ cdef inline void _signatures_for_merge(Tables* tb, Local* loc) noexcept nogil:
     # (each piece merged while the signatures wait counts towards building them)
     if loc.sig == NULL and loc.sigs != NULL:
         loc.sig = sig_usable(loc.sigs, &tb.bt, &tb.table, tb.byte_rank)
+        loc.sig_mask = loc.sigs.mask
 
 
 cdef Py_ssize_t _piece_merged(Tables* tb, Local* loc, const uint8_t* p, Py_ssize_t n, tok_t* out) noexcept nogil:
@@ -1607,6 +1603,13 @@ cdef class Encoder:
     def _signatures_state(self):
         """For tests: "unbuilt", "ready" or "unavailable"."""
         return _STATES[self.tb.sigs.state]
+
+    def _signatures_pass(self, tok_t left, tok_t right):
+        """For tests: whether the signatures let the pair ``(left, right)`` through to a lookup
+        (None while they are not built)."""
+        if self.tb.sigs.state != SIG_READY:
+            return None
+        return bool(sig_pass(self.tb.sigs.sig, self.tb.sigs.mask, left, right))
 
     def _char_units_state(self):
         """For tests: "unbuilt", "ready" or "unavailable" (without building the tables)."""
