@@ -830,7 +830,9 @@ cdef inline void _signatures_for_merge(Tables* tb, Local* loc) noexcept nogil:
     # (each piece merged while the signatures wait counts towards building them)
     if loc.sig == NULL and loc.sigs != NULL:
         loc.sig = sig_usable(loc.sigs, &tb.bt, &tb.table, tb.byte_rank)
-        loc.sig_mask = loc.sigs.mask
+        if loc.sig != NULL:
+            # (written before the state that sig_usable read with acquire: not before then)
+            loc.sig_mask = loc.sigs.mask
 
 
 cdef Py_ssize_t _piece_merged(Tables* tb, Local* loc, const uint8_t* p, Py_ssize_t n, tok_t* out) noexcept nogil:
