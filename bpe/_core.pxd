@@ -30,7 +30,8 @@ ctypedef struct Slot:
     uint64_t head        # the token's first (up to) 8 bytes, zero-padded
     uint32_t lenoff      # its length (255: 255 or more) in bits 0..7, so that short tokens
                          # are matched without reading the blob, and its offset in the blob
-                         # in bits 8..31 (SLOT_FAR: 16 MiB or more, read t.off instead)
+                         # in bits 8..31 (SLOT_FAR: 16 MiB or more, read t.off instead);
+                         # 0 in an empty slot
     tok_t token          # NO_TOKEN when the slot is empty
 
 ctypedef struct TokenTable:

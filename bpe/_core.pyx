@@ -985,6 +985,65 @@ cdef inline void _hash_piece(const Slot* slots, uint64_t slot_mask, const bpe_ca
     bpe_prefetch(bpe_cache_set(caches, x))
 
 
+cdef Py_ssize_t _token_run(const Slot* slots, uint64_t slot_mask, const uint8_t* blob, const uint8_t* p,
+                           const Py_ssize_t* bounds, const uint64_t* hashes, const uint64_t* heads,
+                           Py_ssize_t c, Py_ssize_t count, tok_t* out) noexcept nogil:
+    # From piece c of a batch of _scan_ahead on, the pieces that are the token in the home
+    # slot of their hash, up to 16 bytes long (most pieces of text): their ids to out, one
+    # per piece.  Returns the index of the first other piece (count if none); _piece_known
+    # takes that one.  A function of its own so that its loop keeps the table's address and
+    # mask in registers (inside _batch_ids' loop the compiler kept them on the stack, with
+    # half again as many instructions per piece).  An empty slot has length 0, which no
+    # piece has.
+    cdef Py_ssize_t c0 = c, size
+    cdef const Slot* s
+    cdef uint32_t lenoff
+    while c < count:
+        size = bounds[c + 1] - bounds[c]
+        s = &slots[hashes[c] & slot_mask]
+        lenoff = s.lenoff
+        if s.head != heads[c] or <Py_ssize_t>(lenoff & 0xFF) != size:
+            break
+        if size > 8 and (size > 16 or (lenoff >> 8) == SLOT_FAR
+                         or not bpe_same_tail(blob + (lenoff >> 8), p + bounds[c], size)):
+            break
+        out[c - c0] = s.token
+        c += 1
+    return c
+
+
+cdef Py_ssize_t _batch_ids(Tables* tb, Local* loc, const uint8_t* p, const Py_ssize_t* bounds,
+                           const uint64_t* hashes, const uint64_t* heads, Py_ssize_t count,
+                           tok_t* out) noexcept nogil:
+    # The ids of the pieces of a batch of _scan_ahead (p[bounds[c]:bounds[c + 1]] for c below
+    # count) to out, which has room for one id per byte of them; returns how many, or
+    # OUT_OF_MEMORY.  Runs of tokens go through _token_run (where tokens are looked up
+    # first); a piece that must be merged is merged alongside the next one in the batch that
+    # must be too (_pieces_from_miss).
+    cdef Py_ssize_t c = 0, k = 0, m, done
+    cdef bpe_cache_entry* e = NULL
+    cdef bint tokens_first = loc.ml == NULL or loc.ml.ignore_merges
+    cdef const Slot* slots = tb.table.slots
+    cdef uint64_t slot_mask = <uint64_t>(tb.table.n_slots - 1)
+    while c < count:
+        if tokens_first:
+            m = _token_run(slots, slot_mask, tb.table.blob, p, bounds, hashes, heads, c, count, out + k)
+            k += m - c
+            c = m
+            if c == count:
+                break
+        m = _piece_known(tb, loc, p + bounds[c], bounds[c + 1] - bounds[c], hashes[c], heads[c], out + k, &e)
+        done = 1
+        if m == PIECE_MISSED:
+            # (with the pieces after it, up to one merged alongside it)
+            m = _pieces_from_miss(tb, loc, p, bounds, hashes, heads, c, count, e, out + k, &done)
+            if m < 0:
+                return m
+        k += m
+        c += done
+    return k
+
+
 cdef inline Py_ssize_t _scan_ahead(const TokenTable* t, const Local* loc, int pid, const uint8_t* p,
                                    Py_ssize_t n, Py_ssize_t i, Py_ssize_t* bounds,
                                    uint64_t* hashes, uint64_t* heads) noexcept nogil:
@@ -1209,12 +1268,11 @@ cdef class Encoder:
         (grown as needed).  Returns how many, or OUT_OF_MEMORY / PIECE_TOO_LONG.
 
         Pieces are found SCAN_AHEAD at a time (``_scan_ahead``, which prefetches what their
-        lookups read), then encoded; a piece that must be merged is merged alongside the next
-        one in the batch that must be too (``_pieces_from_miss``), except where offsets are
-        kept (``words``).  ``words`` (or NULL) gets the end of every piece marked (see _offsets.pxi), counted in
-        tokens from ``words.k0`` ids before the first one appended here."""
-        cdef Py_ssize_t i = 0, k = out.k, k_start = out.k, m, count, c, size, done
-        cdef bpe_cache_entry* e = NULL
+        lookups read), then encoded by ``_batch_ids``, or one at a time where offsets are
+        kept (``words``).  ``words`` (or NULL) gets the end of every piece marked (see
+        _offsets.pxi), counted in tokens from ``words.k0`` ids before the first one appended
+        here."""
+        cdef Py_ssize_t i = 0, k = out.k, k_start = out.k, m, count, c, size
         cdef Py_ssize_t bounds[SCAN_ROOM + 1]
         cdef uint64_t hashes[SCAN_ROOM]
         cdef uint64_t heads[SCAN_ROOM]
@@ -1240,20 +1298,11 @@ cdef class Encoder:
                         out.k = k
                         return OUT_OF_MEMORY
             else:
-                c = 0
-                while c < count:
-                    size = bounds[c + 1] - bounds[c]
-                    m = _piece_known(&self.tb, &loc, p + bounds[c], size, hashes[c], heads[c], out.ids + k, &e)
-                    done = 1
-                    if m == PIECE_MISSED:
-                        # (with the pieces after it, up to one merged alongside it)
-                        m = _pieces_from_miss(&self.tb, &loc, p, bounds, hashes, heads, c, count, e,
-                                              out.ids + k, &done)
-                        if m < 0:
-                            out.k = k
-                            return OUT_OF_MEMORY
-                    k += m
-                    c += done
+                m = _batch_ids(&self.tb, &loc, p, bounds, hashes, heads, count, out.ids + k)
+                if m < 0:
+                    out.k = k
+                    return m
+                k += m
             i = bounds[count]
         out.k = k
         return k - k_start
@@ -1467,7 +1516,7 @@ cdef class Encoder:
         ``limit >= 0`` stop as soon as the count passes it and return -1."""
         self._check_ready()
         cdef int pid = PATTERN_IDS[pattern] if pattern is not None else PAT_NONE
-        cdef Py_ssize_t n, i = 0, k = 0, m = 0, cap = 256, c, count, size
+        cdef Py_ssize_t n, i = 0, k = 0, m = 0, cap = 256, count, size
         cdef Py_ssize_t bounds[SCAN_ROOM + 1]
         cdef uint64_t hashes[SCAN_ROOM]
         cdef uint64_t heads[SCAN_ROOM]
@@ -1489,23 +1538,21 @@ cdef class Encoder:
                     if count < 0:
                         m = count
                         break
-                    for c in range(count):
-                        size = bounds[c + 1] - bounds[c]
-                        if size > cap:
-                            cap = size
-                            grown = realloc(scratch, cap * sizeof(tok_t))
-                            if grown == NULL:
-                                m = -1
-                                break
-                            scratch = <tok_t*>grown
-                        m = bpe_piece_cached(&self.tb, &loc, p + bounds[c], size, hashes[c], heads[c], scratch)
-                        if m < 0:
+                    # (the batch's ids go to scratch, which has room for one per byte)
+                    size = bounds[count] - bounds[0]
+                    if size > cap:
+                        cap = size
+                        grown = realloc(scratch, cap * sizeof(tok_t))
+                        if grown == NULL:
+                            m = OUT_OF_MEMORY
                             break
-                        k += m
-                        if 0 <= limit < k:
-                            k = -1
-                            break
+                        scratch = <tok_t*>grown
+                    m = _batch_ids(&self.tb, &loc, p, bounds, hashes, heads, count, scratch)
                     if m < 0:
+                        break
+                    k += m
+                    if 0 <= limit < k:
+                        k = -1
                         break
                     i = bounds[count]
             _check_status(m)

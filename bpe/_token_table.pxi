@@ -67,6 +67,7 @@ cdef int tt_init(TokenTable* t) except -1 nogil:
         t.length[i] = -1
     for i in range(t.n_slots):
         t.slots[i].token = NO_TOKEN
+        t.slots[i].lenoff = 0      # (length 0: no piece matches an empty slot on its length)
     return 0
 
 
@@ -149,6 +150,7 @@ cdef int _tt_rehash(TokenTable* t, Py_ssize_t n_slots) except -1 nogil:
     cdef tok_t token
     for i in range(n_slots):
         slots[i].token = NO_TOKEN
+        slots[i].lenoff = 0      # (length 0: no piece matches an empty slot on its length)
     for i in range(t.n_slots):
         token = t.slots[i].token
         if token != NO_TOKEN:

@@ -1008,6 +1008,50 @@ def test_tokens_past_255_bytes_and_past_16_mib_of_token_bytes(cython_backend):
         assert core.decode_bytes(core.encode_piece_bytes(near)) == near
 
 
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_text_path_finds_tokens_and_near_misses_as_tiktoken(name, cython_backend):
+    """Pieces of text that are tokens of 9 to 16 bytes, and pieces one byte off them (the
+    last byte changed, missing or added), give tiktoken's ids."""
+    enc = bpe.get_encoding(name)
+    ref = tiktoken_encoding(name)
+    words = [t for t in enc.mergeable_ranks if 9 <= len(t) <= 16 and t[:1] == b" " and t[1:].isalpha()
+             and t.isascii()]
+    assert len(words) > 1000
+    rng = random.Random(8)
+    pieces = []
+    for t in rng.sample(words, 1000):
+        other = b"q" if t[-1:] != b"q" else b"x"
+        pieces += [t, t[:-1] + other, t[:-1], t + other]
+    text = "".join(p.decode() for p in pieces)
+    assert enc.encode_ordinary(text) == ref.encode_ordinary(text)
+    assert enc.count(text) == len(ref.encode_ordinary(text))
+
+
+def test_a_piece_in_the_home_slot_of_a_token_like_it_is_not_that_token(cython_backend):
+    """The text path takes a piece of up to 16 bytes to be the token in its home slot when
+    their first 8 bytes and lengths agree and, past 8 bytes, their last 8 bytes do.  Many
+    tokens share their first 8 bytes and length here, so that many pieces that are none of
+    them land in the slot of one; each must still be encoded by the merge rule."""
+    rng = random.Random(21)
+    letters = b"abcdefghijklmnopqrstuvwxyz"
+    ranks = {bytes([b]): b for b in range(256)}
+    for length in (12, 16):
+        while len(ranks) < 256 + 400 * (length // 12 + (length == 16)):
+            ranks.setdefault(b"abcdefgh" + bytes(rng.choice(letters) for _ in range(length - 8)), len(ranks))
+    tok = bpe.Tokenizer(ranks, pattern="o200k_base")   # (a run of letters is one piece)
+    assert tok._on_scanner
+    pieces = []
+    while len(pieces) < 400:
+        length = rng.choice((12, 16))
+        piece = b"abcdefgh" + bytes(rng.choice(letters) for _ in range(length - 8))
+        if piece not in ranks:
+            pieces.append(piece)
+    for piece in pieces:
+        ids = tok.encode_ordinary(piece.decode())
+        assert len(ids) > 1 and tok.decode_bytes(ids) == piece, piece
+        assert tok.count(piece.decode()) == len(ids)
+
+
 # ---------------------------------------------------------------- the int objects of ids
 
 def _region_less(tok):
