@@ -47,7 +47,7 @@ from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
-from bpe._scanner cimport PAT_NONE, scan_piece, piece_bounds, bpe_ctz64
+from bpe._scanner cimport PAT_NONE, scan_piece, piece_bounds, bpe_ctz64, bpe_set_wide_classifier
 
 from bpe._scanner import PATTERN_IDS
 from bpe.errors import DisallowedSpecialTokenError, InputTooLongError, VocabularyError
@@ -598,6 +598,13 @@ def _piece_hash(bytes piece):
     hash_and_head gives too: calling hash_and_head here changed how the compiler inlined it
     into the scan, +1.6 instructions a byte of English)."""
     return hash_bytes(piece, len(piece)) if len(piece) > 0 else 0
+
+
+def _set_wide_classifier(bint on):
+    """For tests: whether this module's o200k block path classifies bytes with AVX-512BW
+    (where the CPU has it) or with SSE2 (see _c_helpers.h); returns whether the wide
+    classifier is now in use."""
+    return bpe_set_wide_classifier(on)
 
 
 def _piece_cache_blocks():

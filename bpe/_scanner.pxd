@@ -518,6 +518,7 @@ cdef extern from "_c_helpers.h":
         uint64_t high, letter, lower, digit, space, ctl, nl, apos, slash
     void bpe_classify64(const uint8_t* p, Py_ssize_t n, bpe_ascii_masks* m) noexcept nogil
     void bpe_classify64_words(const uint8_t* p, Py_ssize_t n, bpe_ascii_masks* m) noexcept nogil
+    bint bpe_set_wide_classifier(bint on) noexcept nogil
     int bpe_ctz64(uint64_t x) noexcept nogil
     int bpe_top64(uint64_t x) noexcept nogil
     bint bpe_long_lead8(const uint8_t* p, Py_ssize_t n) noexcept nogil

@@ -88,6 +88,12 @@ def count(str text, str pattern):
     return c
 
 
+def _set_wide_classifier(bint on):
+    """For tests: whether this module's block path classifies bytes with AVX-512BW (where
+    the CPU has it) or with SSE2; returns whether the wide classifier is now in use."""
+    return bpe_set_wide_classifier(on)
+
+
 def _block_classes(bytes data, bint portable=False):
     """For tests: the class masks of ``data[:64]`` that the o200k block path reads (see
     ``_c_helpers.h``), from the build's classifier or, with ``portable``, from the

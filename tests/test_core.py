@@ -1052,6 +1052,25 @@ def test_a_piece_in_the_home_slot_of_a_token_like_it_is_not_that_token(cython_ba
         assert tok.count(piece.decode()) == len(ids)
 
 
+def test_both_byte_classifiers_give_the_same_ids(cython_backend):
+    """The o200k block path classifies 64 bytes at once with AVX-512BW where the CPU has it
+    and with SSE2 otherwise; both give tiktoken's ids (and counts)."""
+    from bpe import _core
+
+    enc = bpe.get_encoding("o200k_base")
+    ref = tiktoken_encoding("o200k_base")
+    text = read_text("austen.txt")[:20_000] + read_text("mixed.txt")
+    want = ref.encode_ordinary(text)
+    for wide in (True, False):
+        _core._set_wide_classifier(wide)
+        try:
+            enc._core._forget_cached_pieces()
+            assert enc.encode_ordinary(text) == want
+            assert enc.count(text) == len(want)
+        finally:
+            _core._set_wide_classifier(True)
+
+
 # ---------------------------------------------------------------- the int objects of ids
 
 def _region_less(tok):

@@ -188,7 +188,8 @@ def _check_blocks(scanner, texts):
         assert scanner.count(text, "o200k_base") == len(expected), text
 
 
-def test_o200k_blocks_split_random_text_like_regex():
+@pytest.mark.parametrize("wide", [True, False])
+def test_o200k_blocks_split_random_text_like_regex(wide):
     # Long random strings over characters that turn the block rules: contractions (and long
     # s), punctuation with its line breaks and slashes, runs of spaces, tabs, line breaks,
     # digits and letters long enough to cross a block's 64 bytes, and non-ASCII characters of
@@ -213,7 +214,12 @@ def test_o200k_blocks_split_random_text_like_regex():
         if rnd.random() < 0.3:
             text = text.replace("a", "x" * rnd.randint(1, 80))
         texts.append(text)
-    _check_blocks(scanner, texts)
+    # (with the AVX-512BW classifier where the CPU has it, and with the SSE2 one)
+    scanner._set_wide_classifier(wide)
+    try:
+        _check_blocks(scanner, texts if wide else texts[:2000])
+    finally:
+        scanner._set_wide_classifier(True)
 
 
 def test_o200k_runs_of_caseless_letters_split_like_regex():
@@ -261,8 +267,9 @@ def test_o200k_blocks_at_every_offset_around_64_bytes(construct):
 
 def test_block_classes_agree_with_the_portable_classifier_and_bytes():
     # The block path's byte classes: bit k of each mask for byte k of the first 64; bytes
-    # past the end count as non-ASCII.  The build's classifier (SSE2 where it has it) and the
-    # word-at-a-time one must both give exactly these, for every length up to past 64.
+    # past the end count as non-ASCII.  The build's classifiers (AVX-512BW where the CPU has
+    # it, SSE2 where the build has it) and the word-at-a-time one must all give exactly
+    # these, for every length up to past 64.
     import random
 
     scanner = _compiled_scanner()
@@ -282,9 +289,13 @@ def test_block_classes_agree_with_the_portable_classifier_and_bytes():
         expected = {"high": sum(1 << k for k in range(64) if k >= length or data[k] >= 0x80)}
         for name, test in tests.items():
             expected[name] = sum(1 << k for k in range(min(length, 64)) if data[k] < 0x80 and test(data[k]))
-        for portable in (False, True):
-            got = scanner._block_classes(data, portable)
+        for portable, wide in ((False, True), (False, False), (True, False)):
+            scanner._set_wide_classifier(wide)
+            try:
+                got = scanner._block_classes(data, portable)
+            finally:
+                scanner._set_wide_classifier(True)
             # (the case bit is only read on letters)
             got["lower"] &= expected["letter"]
             want = dict(expected, lower=expected["lower"] & expected["letter"])
-            assert got == want, (length, portable, data)
+            assert got == want, (length, portable, wide, data)
