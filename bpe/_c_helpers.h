@@ -359,9 +359,10 @@ static inline void bpe_classify64_sse2(const unsigned char* p, Py_ssize_t n, bpe
 }
 #endif
 /* With AVX-512BW (checked at load time; GCC and Clang on x86-64) the 64 bytes are one
-   register and each class one compare into a mask register: the same masks as above, in
-   about a quarter of the instructions.  The load is masked to p[:n], so it reads nothing
-   past the text (masked-off bytes are zero, in no class; `high` marks them). */
+   register and each class one compare into a mask register (the SSE2 version takes four
+   loads, four compares and four movemasks per class): the same masks as above.  The load
+   is masked to p[:n], so it reads nothing past the text (masked-off bytes are zero, in no
+   class; `high` marks them). */
 #if !defined(BPE_NO_SIMD) && (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
 #  include <immintrin.h>
 #  define BPE_CLASSIFY_WIDE 1
@@ -408,11 +409,15 @@ static inline void bpe_classify64(const unsigned char* p, Py_ssize_t n, bpe_asci
 #endif
 }
 /* for tests: which classifier bpe_classify64 uses (1: AVX-512BW where the CPU has it,
-   0: SSE2 or words); returns whether the wide one is in use */
+   0: SSE2 or words); returns the old setting */
 static inline int bpe_set_wide_classifier(int on) {
 #if defined(BPE_CLASSIFY_WIDE)
-    bpe_wide_classifier = on && __builtin_cpu_supports("avx512bw");
-    return bpe_wide_classifier;
+    int old = bpe_wide_classifier;
+    if (on)
+        bpe_wide_classifier_init();
+    else
+        bpe_wide_classifier = 0;
+    return old;
 #else
     (void)on;
     return 0;

@@ -90,7 +90,7 @@ def count(str text, str pattern):
 
 def _set_wide_classifier(bint on):
     """For tests: whether this module's block path classifies bytes with AVX-512BW (where
-    the CPU has it) or with SSE2; returns whether the wide classifier is now in use."""
+    the CPU has it) or with SSE2; returns the old setting."""
     return bpe_set_wide_classifier(on)
 
 

@@ -1035,8 +1035,9 @@ def test_a_piece_in_the_home_slot_of_a_token_like_it_is_not_that_token(cython_ba
     rng = random.Random(21)
     letters = b"abcdefghijklmnopqrstuvwxyz"
     ranks = {bytes([b]): b for b in range(256)}
-    for length in (12, 16):
-        while len(ranks) < 256 + 400 * (length // 12 + (length == 16)):
+    for length in (12, 16):    # 400 tokens of each length
+        target = len(ranks) + 400
+        while len(ranks) < target:
             ranks.setdefault(b"abcdefgh" + bytes(rng.choice(letters) for _ in range(length - 8)), len(ranks))
     tok = bpe.Tokenizer(ranks, pattern="o200k_base")   # (a run of letters is one piece)
     assert tok._on_scanner
@@ -1062,13 +1063,10 @@ def test_both_byte_classifiers_give_the_same_ids(cython_backend):
     text = read_text("austen.txt")[:20_000] + read_text("mixed.txt")
     want = ref.encode_ordinary(text)
     for wide in (True, False):
-        _core._set_wide_classifier(wide)
-        try:
+        with _core_setting(_core._set_wide_classifier, wide):
             enc._core._forget_cached_pieces()
             assert enc.encode_ordinary(text) == want
             assert enc.count(text) == len(want)
-        finally:
-            _core._set_wide_classifier(True)
 
 
 # ---------------------------------------------------------------- the int objects of ids

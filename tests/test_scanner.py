@@ -215,11 +215,11 @@ def test_o200k_blocks_split_random_text_like_regex(wide):
             text = text.replace("a", "x" * rnd.randint(1, 80))
         texts.append(text)
     # (with the AVX-512BW classifier where the CPU has it, and with the SSE2 one)
-    scanner._set_wide_classifier(wide)
+    old = scanner._set_wide_classifier(wide)
     try:
         _check_blocks(scanner, texts if wide else texts[:2000])
     finally:
-        scanner._set_wide_classifier(True)
+        scanner._set_wide_classifier(old)
 
 
 def test_o200k_runs_of_caseless_letters_split_like_regex():
@@ -290,11 +290,11 @@ def test_block_classes_agree_with_the_portable_classifier_and_bytes():
         for name, test in tests.items():
             expected[name] = sum(1 << k for k in range(min(length, 64)) if data[k] < 0x80 and test(data[k]))
         for portable, wide in ((False, True), (False, False), (True, False)):
-            scanner._set_wide_classifier(wide)
+            old = scanner._set_wide_classifier(wide)
             try:
                 got = scanner._block_classes(data, portable)
             finally:
-                scanner._set_wide_classifier(True)
+                scanner._set_wide_classifier(old)
             # (the case bit is only read on letters)
             got["lower"] &= expected["letter"]
             want = dict(expected, lower=expected["lower"] & expected["letter"])
