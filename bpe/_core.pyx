@@ -601,7 +601,7 @@ def _piece_hash(bytes piece):
 
 
 def _set_wide_classifier(bint on):
-    """For tests: whether this module's o200k block path classifies bytes with AVX-512BW
+    """For tests: whether this module's block path classifies bytes with AVX-512BW
     (where the CPU has it) or with SSE2 (see _c_helpers.h); returns the old setting."""
     return bpe_set_wide_classifier(on)
 

@@ -609,30 +609,120 @@ cdef inline uint64_t _o200k_block_starts(const uint8_t* s, Py_ssize_t e, uint64_
     return (start | 1) & valid
 
 
-cdef inline uint64_t o200k_block_bounds(const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
-    """Where o200k pieces start after byte i (a piece start), found on up to 64 bytes at
-    once: bit k (1..63) set when a piece starts at byte i + k, for the starts that are
-    certain (see above), and the end of the text when the block reaches it.  0 when none
-    is: the caller scans one piece."""
+# ------------------------------------------------- cl100k, Llama 3 and Qwen2, 64 bytes at once
+#
+# The same idea for cl100k's pattern and the two that differ from it only where noted
+# (Llama 3 has no "\s++$", so a run of whitespace that ends the text and holds a line break
+# splits after the break; Qwen2: also single digits).  On ASCII text, and with letters of
+# two bytes inside a block, the pieces start (rules as numbered in _cl100k_block_starts):
+#
+# 1. at an apostrophe that starts a piece and is followed by s, t, m, d, ll, ve or re (any
+#    case; U+017F folds to s), and after that contraction.  An apostrophe or other
+#    punctuation character starts a piece when it is the block's first byte or follows a
+#    letter, digit, tab (or other non-space, non-line-break whitespace) or line break: after
+#    a space it is that space's piece (" ?[^\s\p{L}\p{N}]+"), after punctuation it is in the
+#    same run;
+# 2. at the first letter of a run of letters, unless the byte before it is a space or tab,
+#    or punctuation that starts a piece (rule 1): then the piece starts there, that byte
+#    being the letters' prefix ("[^\r\n\p{L}\p{N}]?\p{L}+");
+# 3. at the first digit of a run and every third after it (Qwen2: at every digit);
+# 4. at the first byte of a run of punctuation, or at the space before it; after the run
+#    and the line breaks that follow it ("[\r\n]*"), unless a letter follows (rule 2);
+# 5. at the first byte of a run of whitespace (what a punctuation piece has not taken),
+#    after its last line break ("\s*[\r\n]"), and at its last byte unless that is a line
+#    break ("\s+(?!\S)" leaves the last one to the next piece, "\s" takes a single one).
+#
+# A block that ends the text with a run of whitespace decides the starts before that run
+# only, and the scanner takes the run.  A non-ASCII character that is not a two-byte letter
+# ends the block as in o200k, as a stand-in of its class (a mark is punctuation here: none of
+# these patterns puts marks among the letters), and the same bound on the starts holds.
+
+cdef inline uint64_t _cl100k_block_starts(const uint8_t* s, Py_ssize_t e, uint64_t valid,
+                                          uint64_t let, uint64_t dig, uint64_t sp, uint64_t tb,
+                                          uint64_t nl, uint64_t ap, uint64_t pn,
+                                          bint single_digit) noexcept nogil:
+    """The piece starts (bit k: byte k of the block at s) of the block's text, as if it ended
+    at bit ``valid``'s end, from its class masks (each within ``valid``); ``s[:e]`` is the
+    block's text, without a stand-in (for the contractions).  The rules above."""
+    cdef uint64_t start = 1, taken = 0, cand, opener, prefix, firsts, punct, tail
+    cdef uint64_t triple, digit_groups, space, breaks, later, steps
+    cdef Py_ssize_t k, f
+    cdef int shift
+    # where an apostrophe or other punctuation character starts a piece (rule 1)
+    opener = ((let | dig | tb | nl) << 1) | 1
+    # 1. Contractions (their letters are not a run's first letters: rule 2 takes what follows)
+    cand = ap & opener & (let >> 1)
+    while cand:
+        k = bpe_ctz64(cand)
+        cand &= cand - 1
+        f = _contraction(s, e, k, True)
+        if f >= 0:
+            taken |= ((<uint64_t>1 << (f - k)) - 1) << k
+            start |= <uint64_t>1 << k
+            if f < 64:
+                start |= <uint64_t>1 << f
+    # 2. Letters, with the byte before them as their prefix where it may be one
+    firsts = let & ~taken & ~((let & ~taken) << 1)
+    prefix = sp | tb | ((ap | pn) & opener)
+    start |= (firsts & ~(prefix << 1)) | ((firsts >> 1) & prefix)
+    # 3. Digits in threes from the start of each run (one by one for Qwen2)
+    if single_digit:
+        start |= dig
+    else:
+        triple = dig & (dig << 1) & (dig << 2)
+        digit_groups = dig & ~(dig << 1)
+        while digit_groups:
+            start |= digit_groups
+            digit_groups = (digit_groups << 3) & triple
+    # 4. Punctuation runs and the line breaks right after them
+    punct = (ap | pn) & ~taken
+    tail = _fill_on(nl, (punct << 1) & nl)
+    firsts = punct & ~(punct << 1)
+    start |= (firsts & ~(sp << 1)) | ((firsts >> 1) & sp)
+    start |= ((punct << 1) & ~punct & ~tail & ~let) | ((tail << 1) & ~tail)
+    # 5. Whitespace runs: "a line break later in the run" fills down the run in doubling
+    #    steps (as in o200k)
+    space = (sp | tb | nl) & ~tail
+    breaks = nl & space
+    later = (breaks >> 1) & space
+    steps = space & (space >> 1)
+    shift = 1
+    while steps and shift < 64:
+        later |= steps & (later >> shift)
+        steps &= steps >> shift
+        shift <<= 1
+    start |= (space & ~(space << 1)) | (((breaks & ~later) << 1) & space) | (space & ~(space >> 1) & ~nl)
+    return start & valid
+
+
+cdef inline uint64_t block_bounds(int pattern, const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+    """Where the pieces of ``pattern`` (o200k, cl100k, Llama 3 or Qwen2) start after byte i (a
+    piece start), found on up to 64 bytes at once: bit k (1..63) set when a piece starts at
+    byte i + k, for the starts that are certain (see above), and the end of the text when
+    the block reaches it.  0 when none is: the caller scans one piece."""
     cdef bpe_ascii_masks m
     cdef const uint8_t* b = s + i
     cdef Py_ssize_t width
     cdef int w, size, cls, last
     cdef uint64_t up, low, tb, bits, valid, starts, spaces, before, rest
-    # Pieces that start with a non-ASCII character other than an upper- or lower-case letter,
-    # blocks that would be one byte long (" " before a word of Arabic, ...) and text with a
-    # three- or four-byte character in its next 8 bytes (CJK, Indic and Thai scripts,
-    # symbols, emoji; Vietnamese letters and curly quotes too) go to the scanner at once.  On
-    # such text a block ends within a few pieces, too few for its fixed cost: without the
-    # test, 42% of the blocks tried on the shared multilingual corpus found no start, and it
+    cdef bint o200k = pattern == PAT_O200K
+    # the two-byte letters a block holds: o200k's with case (Lm/Lo letters are in both of its
+    # letter sets, which the rules do not model), every letter for the others
+    cdef int inside = (C_LU | C_LL) if o200k else M_L
+    # Pieces that start with a non-ASCII character other than such a letter, blocks that
+    # would be one byte long (" " before a word of Arabic, ...) and text with a three- or
+    # four-byte character in its next 8 bytes (CJK, Indic and Thai scripts, symbols, emoji;
+    # Vietnamese letters and curly quotes too) go to the scanner at once.  On such text a
+    # block ends within a few pieces, too few for its fixed cost: without the test, 42% of
+    # the blocks o200k tried on the shared multilingual corpus found no start, and it
     # encoded about 4% slower than with no blocks; with it, English tries 15% fewer blocks
     # and they find 0.2% fewer of its pieces.
     if b[0] >= 0xE0 or bpe_long_lead8(b, n - i):
         return 0
     if b[0] >= 0x80:
-        if not (_cls_at(b, 0, &width) & (C_LU | C_LL)):
+        if not (_cls_at(b, 0, &width) & inside):
             return 0
-    elif i + 1 < n and b[1] >= 0x80 and not (_cls_at(b, 1, &width) & (C_LU | C_LL)):
+    elif i + 1 < n and b[1] >= 0x80 and not (_cls_at(b, 1, &width) & inside):
         return 0
     bpe_classify64(b, n - i, &m)
     up = m.letter & ~m.lower
@@ -648,7 +738,7 @@ cdef inline uint64_t o200k_block_bounds(const uint8_t* s, Py_ssize_t n, Py_ssize
         if i + w >= n:
             break
         cls = _cls_at(b, w, &width)
-        if not (cls & (C_LU | C_LL)) or w + width > 64:
+        if not (cls & inside) or w + width > 64:
             break
         bits = ((<uint64_t>1 << width) - 1) << w
         if cls & C_LU:
@@ -675,14 +765,23 @@ cdef inline uint64_t o200k_block_bounds(const uint8_t* s, Py_ssize_t n, Py_ssize
             m.digit |= bits
         elif cls & C_WS:
             tb |= bits
-        elif not (cls & C_OTHER):
-            stand_in = False      # a mark
+        elif o200k and not (cls & C_OTHER):
+            stand_in = False      # a mark, in both of o200k's letter sets
         if stand_in:
             size = w + 1          # (a punctuation stand-in is in no mask: punctuation is the rest)
     valid = ~<uint64_t>0 if size >= 64 else (<uint64_t>1 << size) - 1
-    starts = _o200k_block_starts(b, w, valid, up, low, m.digit, m.space, tb, m.nl, m.apos,
-                                 valid & ~(up | low | m.digit | m.space | m.ctl | tb | m.apos), m.slash)
-    if at_end:
+    spaces = m.space | tb | m.nl
+    if o200k:
+        starts = _o200k_block_starts(b, w, valid, up, low, m.digit, m.space, tb, m.nl, m.apos,
+                                     valid & ~(up | low | m.digit | m.space | m.ctl | tb | m.apos), m.slash)
+    else:
+        starts = _cl100k_block_starts(b, w, valid, (up | low) & valid, m.digit & valid, m.space & valid,
+                                      tb & valid, m.nl & valid, m.apos & valid,
+                                      valid & ~(up | low | m.digit | m.space | m.ctl | tb | m.apos),
+                                      pattern == PAT_QWEN2)
+    if at_end and (o200k or not ((spaces >> (size - 1)) & 1)):
+        # (rule 5 has more text after a run of whitespace: a run that ends the text is left
+        # to the scanner by the bound below)
         return (starts & ~<uint64_t>1) | ((<uint64_t>1 << w) if w < 64 else 0)
     last = size - 1
     if not stand_in:
@@ -690,7 +789,6 @@ cdef inline uint64_t o200k_block_bounds(const uint8_t* s, Py_ssize_t n, Py_ssize
             last -= 1
         elif last >= 1 and (m.apos >> (last - 1)) & 1:
             last -= 2
-    spaces = m.space | tb | m.nl
     if (spaces >> (size - 1)) & 1:
         before = ~spaces & valid & ((<uint64_t>1 << (size - 1)) - 1)
         last = min(last, bpe_top64(before) + 1 if before else 0)
@@ -701,10 +799,10 @@ cdef inline uint64_t o200k_block_bounds(const uint8_t* s, Py_ssize_t n, Py_ssize
 
 cdef inline uint64_t piece_bounds(int pattern, const uint8_t* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
     """Where the pieces after the one that starts at byte i start, for a run of them at once
-    (bit k: byte i + k, as ``o200k_block_bounds``), or 0: then ``scan_piece`` finds the one
-    piece at i.  Only o200k has a block path so far."""
-    if pattern == PAT_O200K:
-        return o200k_block_bounds(s, n, i)
+    (bit k: byte i + k, as ``block_bounds``), or 0: then ``scan_piece`` finds the one
+    piece at i.  GPT-2's pattern has no block path."""
+    if PAT_CL100K <= pattern <= PAT_QWEN2:
+        return block_bounds(pattern, s, n, i)
     return 0
 
 

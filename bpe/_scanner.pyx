@@ -14,9 +14,9 @@ and ``split`` and ``count`` for tests and tools.  Each pattern function mirrors 
 alternative by alternative; the comments quote the alternative being matched.  All functions
 are pure C, run without the GIL and never read past ``n``.
 
-For o200k there is also a block path (``piece_bounds``): the starts of the pieces in up to 64
-bytes at once, from bit masks of the bytes' classes, where the text is ASCII or letters of
-either case; the encoder and ``split``/``count`` take it where it applies and scan one piece
+For o200k, cl100k, Llama 3 and Qwen2 there is also a block path (``piece_bounds``): the starts
+of the pieces in up to 64 bytes at once, from bit masks of the bytes' classes, where the text
+is ASCII or letters of two bytes (for o200k, letters with case); the encoder and ``split``/``count`` take it where it applies and scan one piece
 otherwise.  ``split(..., blocks=False)`` leaves it out, so that tests can hold the two against
 each other.
 """
@@ -95,7 +95,7 @@ def _set_wide_classifier(bint on):
 
 
 def _block_classes(bytes data, bint portable=False):
-    """For tests: the class masks of ``data[:64]`` that the o200k block path reads (see
+    """For tests: the class masks of ``data[:64]`` that the block path reads (see
     ``_c_helpers.h``), from the build's classifier or, with ``portable``, from the
     word-at-a-time one every build has."""
     cdef bpe_ascii_masks m

@@ -163,7 +163,9 @@ def test_o200k_ascii_rules_agree_with_the_regex_and_the_splitters():
             assert split(text, "o200k_base") == expected, (label, text)
 
 
-# ---- o200k's block path: 64 bytes at once from bit masks (bpe/_scanner.pxd) ----
+# ---- the block path: 64 bytes at once from bit masks (bpe/_scanner.pxd) ----
+
+BLOCK_NAMES = ["o200k_base", "cl100k_base", "llama3", "qwen2"]  # (the patterns that have one)
 
 def _compiled_scanner():
     if _backend.COMPILED is None:
@@ -178,23 +180,24 @@ def _first_difference(got, expected):
     return f"piece {at} is {got[at:at + 2]!r}, expected {expected[at:at + 2]!r}"
 
 
-def _check_blocks(scanner, texts):
+def _check_blocks(scanner, texts, name="o200k_base"):
     for text in texts:
-        expected = _regex_split(text, "o200k_base")
-        one_at_a_time = scanner.split(text, "o200k_base", blocks=False)
+        expected = _regex_split(text, name)
+        one_at_a_time = scanner.split(text, name, blocks=False)
         assert one_at_a_time == expected, (text, _first_difference(one_at_a_time, expected))
-        got = scanner.split(text, "o200k_base")
+        got = scanner.split(text, name)
         assert got == expected, (text, _first_difference(got, expected))
-        assert scanner.count(text, "o200k_base") == len(expected), text
+        assert scanner.count(text, name) == len(expected), text
 
 
+@pytest.mark.parametrize("name", BLOCK_NAMES)
 @pytest.mark.parametrize("wide", [True, False])
-def test_o200k_blocks_split_random_text_like_regex(wide):
+def test_blocks_split_random_text_like_regex(name, wide):
     # Long random strings over characters that turn the block rules: contractions (and long
     # s), punctuation with its line breaks and slashes, runs of spaces, tabs, line breaks,
     # digits and letters long enough to cross a block's 64 bytes, and non-ASCII characters of
-    # each class (upper- and lower-case letters inside a block; Lm/Lo, marks, digits, spaces
-    # and punctuation where a block ends).
+    # each class (letters of two bytes, with and without case, inside a block; the other
+    # letters, marks, digits, spaces and punctuation where a block ends).
     import random
 
     scanner = _compiled_scanner()
@@ -207,6 +210,7 @@ def test_o200k_blocks_split_random_text_like_regex(wide):
         "aA'sSlLtTdDmMrReEvV.,/ \n\x1f!",
         "aé ñÉ中文ʰー\u0301٣“—\u00a0x1 .\u0410\u0430's\u2028\x85",
         "\u017f''\u017fa' A\u017fé",
+        "\u05d0\u05d1 \u0639\u0631\u0628\u064e\u0663 \u00b2\u00b3 x'y 'll\u01c5",
     ]
     texts = []
     for _ in range(6000):
@@ -217,7 +221,7 @@ def test_o200k_blocks_split_random_text_like_regex(wide):
     # (with the AVX-512BW classifier where the CPU has it, and with the SSE2 one)
     old = scanner._set_wide_classifier(wide)
     try:
-        _check_blocks(scanner, texts if wide else texts[:2000])
+        _check_blocks(scanner, texts if wide else texts[:2000], name)
     finally:
         scanner._set_wide_classifier(old)
 
@@ -245,11 +249,13 @@ def test_o200k_runs_of_caseless_letters_split_like_regex():
     _check_blocks(scanner, texts)
 
 
+@pytest.mark.parametrize("name", BLOCK_NAMES)
 @pytest.mark.parametrize("construct", [
     "'re", "'s", "'S x", "x'", "'\u017f", "  \n", "\n\n  x", " \t.", "\t1", "1234567", "./\n/x",
     "é", "ÉÉ", "ñ's", "日本", "ʰ", "\u0301", "\u00a0x", "\u2028", "“x", "٣", "Aa", "aA", "  ", ". x",
+    "1'D", "\t'll", " 's", "x'y", ".\n\n x", "\u05d0\u05d1'", "\u00b2\u00b3", "\u0639\u064e", " \n ",
 ])
-def test_o200k_blocks_at_every_offset_around_64_bytes(construct):
+def test_blocks_at_every_offset_around_64_bytes(name, construct):
     # A block decides the starts up to its last byte, or less before an apostrophe or a run
     # of whitespace that reaches its end, and lets a non-ASCII character after it take part
     # as a one-byte stand-in.  Each construct, placed so that it crosses, meets or follows
@@ -262,7 +268,7 @@ def test_o200k_blocks_at_every_offset_around_64_bytes(construct):
             for tail in ("", "z", " y", "'ll", "\n"):
                 texts.append(head + construct + tail)
                 texts.append(" " + head + construct + tail)
-    _check_blocks(scanner, texts)
+    _check_blocks(scanner, texts, name)
 
 
 def test_block_classes_agree_with_the_portable_classifier_and_bytes():
