@@ -1053,6 +1053,31 @@ def test_a_piece_in_the_home_slot_of_a_token_like_it_is_not_that_token(cython_ba
         assert tok.count(piece.decode()) == len(ids)
 
 
+def test_tokens_placed_past_their_home_slot_come_out_whole(cython_backend):
+    """A piece that is not the token in the home slot of its hash is looked for in its set of
+    the piece cache, then in the rest of the table.  Here 400 tokens of each length share
+    their first 8 bytes and length, so that many sit past their home slot, and no merge
+    reaches any of them (only bytes are below them): each, as a piece of text, must be its
+    own id, however often it comes."""
+    rng = random.Random(22)
+    letters = b"abcdefghijklmnopqrstuvwxyz"
+    ranks = {bytes([b]): b for b in range(256)}
+    for length in (12, 16):    # (12: pieces the sets hold; 16: too long for them)
+        target = len(ranks) + 400
+        while len(ranks) < target:
+            ranks.setdefault(b"abcdefgh" + bytes(rng.choice(letters) for _ in range(length - 8)), len(ranks))
+    tok = bpe.Tokenizer(ranks, pattern="o200k_base")   # (a run of letters is one piece)
+    assert tok._on_scanner
+    words = [w for w in ranks if len(w) > 1]
+    rng.shuffle(words)
+    text = "\n".join(w.decode() for w in words + words[::-1])
+    want = []
+    for w in words + words[::-1]:
+        want += [ranks[w], ranks[b"\n"]]
+    assert tok.encode_ordinary(text) == want[:-1]
+    assert tok.count(text) == len(want) - 1
+
+
 def test_both_byte_classifiers_give_the_same_ids(cython_backend):
     """The o200k block path classifies 64 bytes at once with AVX-512BW where the CPU has it
     and with SSE2 otherwise; both give tiktoken's ids (and counts)."""
