@@ -722,7 +722,6 @@ cdef inline Py_ssize_t _piece_known(Tables* tb, Local* loc, const uint8_t* p, Py
     A piece of one byte is found in the token table like any other (every byte is a token):
     a test for it first was mispredicted on a tenth of the pieces of prose."""
     cdef tok_t r
-    cdef bpe_cache_entry* e
     if n == 0:
         return 0
     if loc.ml == NULL or loc.ml.ignore_merges:
@@ -733,22 +732,28 @@ cdef inline Py_ssize_t _piece_known(Tables* tb, Local* loc, const uint8_t* p, Py
     if n == 1:
         out[0] = tb.byte_rank[p[0]]    # (the merge-list rule without ignore_merges)
         return 1
-    cdef uint64_t rest
-    cdef unsigned int gen = <unsigned int>loc.gen
-    cdef bpe_cache_entry swap
     set_out[0] = NULL
     if n <= CACHE_MAX_BYTES:
-        # a two-way set: the entry used last is kept first
-        e = bpe_cache_set(&loc.caches, h)
-        set_out[0] = e
-        rest = _piece_rest(p, n)
-        if _entry_holds(&e[0], gen, head, rest):
-            return _cached_ids(&e[0], out)
-        if _entry_holds(&e[1], gen, head, rest):
-            swap = e[1]
-            e[1] = e[0]
-            e[0] = swap
-            return _cached_ids(&e[0], out)
+        return _set_ids(loc, p, n, h, head, out, set_out)
+    return PIECE_MISSED
+
+
+cdef inline Py_ssize_t _set_ids(Local* loc, const uint8_t* p, Py_ssize_t n, uint64_t h, uint64_t head,
+                                tok_t* out, bpe_cache_entry** set_out) noexcept nogil:
+    # the ids of a piece of up to CACHE_MAX_BYTES in its two-way set (their count), else
+    # PIECE_MISSED; set_out[0]: the set.  The entry used last is kept first.
+    cdef bpe_cache_entry* e = bpe_cache_set(&loc.caches, h)
+    cdef uint64_t rest = _piece_rest(p, n)
+    cdef unsigned int gen = <unsigned int>loc.gen
+    cdef bpe_cache_entry swap
+    set_out[0] = e
+    if _entry_holds(&e[0], gen, head, rest):
+        return _cached_ids(&e[0], out)
+    if _entry_holds(&e[1], gen, head, rest):
+        swap = e[1]
+        e[1] = e[0]
+        e[0] = swap
+        return _cached_ids(&e[0], out)
     return PIECE_MISSED
 
 
@@ -759,23 +764,12 @@ cdef inline Py_ssize_t _piece_set_first(Tables* tb, Local* loc, const uint8_t* p
     token (2.6% of English's tokens are placed past their home slot), so a piece found in
     its set skips the table's probe, whose walk to an empty slot is a branch on the table's
     load."""
-    cdef bpe_cache_entry* e
-    cdef uint64_t rest
-    cdef bpe_cache_entry swap
-    cdef unsigned int gen = <unsigned int>loc.gen
     cdef tok_t r
     if n <= 1 or n > CACHE_MAX_BYTES:
         return _piece_known(tb, loc, p, n, h, head, out, set_out)
-    e = bpe_cache_set(&loc.caches, h)
-    set_out[0] = e
-    rest = _piece_rest(p, n)
-    if _entry_holds(&e[0], gen, head, rest):
-        return _cached_ids(&e[0], out)
-    if _entry_holds(&e[1], gen, head, rest):
-        swap = e[1]
-        e[1] = e[0]
-        e[0] = swap
-        return _cached_ids(&e[0], out)
+    cdef Py_ssize_t k = _set_ids(loc, p, n, h, head, out, set_out)
+    if k != PIECE_MISSED:
+        return k
     r = _tt_probe(&tb.table, p, n, h, head)
     if r != NO_TOKEN:
         out[0] = r
