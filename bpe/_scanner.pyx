@@ -16,9 +16,9 @@ are pure C, run without the GIL and never read past ``n``.
 
 For o200k, cl100k, Llama 3 and Qwen2 there is also a block path (``piece_bounds``): the starts
 of the pieces in up to 64 bytes at once, from bit masks of the bytes' classes, where the text
-is ASCII or letters of two bytes (for o200k, letters with case); the encoder and ``split``/``count`` take it where it applies and scan one piece
-otherwise.  ``split(..., blocks=False)`` leaves it out, so that tests can hold the two against
-each other.
+is ASCII or letters of two bytes (for o200k, letters with case); the encoder and
+``split``/``count`` take it where it applies and scan one piece otherwise.
+``split(..., blocks=False)`` leaves it out, so that tests can hold the two against each other.
 """
 
 # cython: language_level=3
