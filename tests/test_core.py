@@ -1027,6 +1027,19 @@ def test_text_path_finds_tokens_and_near_misses_as_tiktoken(name, cython_backend
     assert enc.count(text) == len(ref.encode_ordinary(text))
 
 
+def _tokens_sharing_their_head(rng):
+    """Byte ranks, then 400 tokens of 12 and 400 of 16 bytes that all begin "abcdefgh" (so
+    that many share their first 8 bytes and length, and sit past their home slot); no merge
+    reaches any of them.  12 bytes: pieces the piece cache's sets hold; 16: too long."""
+    letters = b"abcdefghijklmnopqrstuvwxyz"
+    ranks = {bytes([b]): b for b in range(256)}
+    for length in (12, 16):
+        target = len(ranks) + 400
+        while len(ranks) < target:
+            ranks.setdefault(b"abcdefgh" + bytes(rng.choice(letters) for _ in range(length - 8)), len(ranks))
+    return ranks
+
+
 def test_a_piece_in_the_home_slot_of_a_token_like_it_is_not_that_token(cython_backend):
     """The text path takes a piece of up to 16 bytes to be the token in its home slot when
     their first 8 bytes and lengths agree and, past 8 bytes, their last 8 bytes do.  Many
@@ -1034,11 +1047,7 @@ def test_a_piece_in_the_home_slot_of_a_token_like_it_is_not_that_token(cython_ba
     them land in the slot of one; each must still be encoded by the merge rule."""
     rng = random.Random(21)
     letters = b"abcdefghijklmnopqrstuvwxyz"
-    ranks = {bytes([b]): b for b in range(256)}
-    for length in (12, 16):    # 400 tokens of each length
-        target = len(ranks) + 400
-        while len(ranks) < target:
-            ranks.setdefault(b"abcdefgh" + bytes(rng.choice(letters) for _ in range(length - 8)), len(ranks))
+    ranks = _tokens_sharing_their_head(rng)
     tok = bpe.Tokenizer(ranks, pattern="o200k_base")   # (a run of letters is one piece)
     assert tok._on_scanner
     pieces = []
@@ -1060,12 +1069,7 @@ def test_tokens_placed_past_their_home_slot_come_out_whole(cython_backend):
     reaches any of them (only bytes are below them): each, as a piece of text, must be its
     own id, however often it comes."""
     rng = random.Random(22)
-    letters = b"abcdefghijklmnopqrstuvwxyz"
-    ranks = {bytes([b]): b for b in range(256)}
-    for length in (12, 16):    # (12: pieces the sets hold; 16: too long for them)
-        target = len(ranks) + 400
-        while len(ranks) < target:
-            ranks.setdefault(b"abcdefgh" + bytes(rng.choice(letters) for _ in range(length - 8)), len(ranks))
+    ranks = _tokens_sharing_their_head(rng)
     tok = bpe.Tokenizer(ranks, pattern="o200k_base")   # (a run of letters is one piece)
     assert tok._on_scanner
     words = [w for w in ranks if len(w) > 1]

@@ -5,6 +5,8 @@ leaves out code points unassigned in Python's own Unicode data; tiktoken itself 
 for those (test_tiktoken_identity.test_code_points_in_context).
 """
 
+import contextlib
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -175,6 +177,17 @@ def _compiled_scanner():
     return _scanner
 
 
+@contextlib.contextmanager
+def _classifier(scanner, wide):
+    """The block path with the AVX-512BW classifier (where the CPU has it) or the SSE2 one,
+    for a block of a test."""
+    old = scanner._set_wide_classifier(wide)
+    try:
+        yield
+    finally:
+        scanner._set_wide_classifier(old)
+
+
 def _first_difference(got, expected):
     at = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), min(len(got), len(expected)))
     return f"piece {at} is {got[at:at + 2]!r}, expected {expected[at:at + 2]!r}"
@@ -219,11 +232,8 @@ def test_blocks_split_random_text_like_regex(name, wide):
             text = text.replace("a", "x" * rnd.randint(1, 80))
         texts.append(text)
     # (with the AVX-512BW classifier where the CPU has it, and with the SSE2 one)
-    old = scanner._set_wide_classifier(wide)
-    try:
+    with _classifier(scanner, wide):
         _check_blocks(scanner, texts if wide else texts[:2000], name)
-    finally:
-        scanner._set_wide_classifier(old)
 
 
 def test_o200k_runs_of_caseless_letters_split_like_regex():
@@ -296,11 +306,8 @@ def test_block_classes_agree_with_the_portable_classifier_and_bytes():
         for name, test in tests.items():
             expected[name] = sum(1 << k for k in range(min(length, 64)) if data[k] < 0x80 and test(data[k]))
         for portable, wide in ((False, True), (False, False), (True, False)):
-            old = scanner._set_wide_classifier(wide)
-            try:
+            with _classifier(scanner, wide):
                 got = scanner._block_classes(data, portable)
-            finally:
-                scanner._set_wide_classifier(old)
             # (the case bit is only read on letters)
             got["lower"] &= expected["letter"]
             want = dict(expected, lower=expected["lower"] & expected["letter"])
