@@ -45,7 +45,7 @@ from cpython.object cimport PyTypeObject
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcmp, memcpy, memmove, memset
+from libc.string cimport memcmp, memcpy, memset
 
 from bpe._scanner cimport PAT_NONE, scan_piece, piece_bounds, bpe_ctz64, bpe_set_wide_classifier
 
@@ -302,10 +302,11 @@ cdef inline int32_t _short_key(tok_t rank, Py_ssize_t i) noexcept nogil:
 
 
 ctypedef struct ShortMerge:
-    # _bpe_short's state, so that two pieces can be merged step by step in turn
-    # (_merge_two): parts stay at the index of their first unit, linked by nxt/prv; key[i] =
-    # (rank of part i merged with the next part) << SHORT_SHIFT | i, SHORT_NONE for "no
-    # merge" (and for indices that no longer start a part)
+    # _bpe_short's state: parts stay at the index of their first unit, linked by nxt/prv;
+    # key[i] = (rank of part i merged with the next part) << SHORT_SHIFT | i, SHORT_NONE for
+    # "no merge" (and for indices that no longer start a part).  A struct, with each step in
+    # two halves (_sm_merge, _sm_ask): the compiler's code for that ran faster than for one
+    # loop over local arrays.
     const uint8_t* p
     const int32_t* off
     tok_t* out
@@ -665,41 +666,6 @@ cdef inline Py_ssize_t _merge_units(Tables* tb, const uint8_t* p, Py_ssize_t m, 
     return _bpe_long(tb, p, m, off, limit, loc, out)
 
 
-cdef Py_ssize_t _merge_two(Tables* tb, Local* loc, const uint8_t* pa, Py_ssize_t na, tok_t* out_a,
-                           const uint8_t* pb, Py_ssize_t nb, tok_t* out_b, Py_ssize_t* kb) noexcept nogil:
-    # _piece_merged of two pieces for which _merges_short holds: returns the first's count of
-    # ids, kb[0] the second's.  Where both have few enough units, their merge loops take
-    # turns step by step, so that each waits for its lookups while the other works: a merge
-    # step's two questions (pair cache, token table) are lines from memory that the next
-    # step depends on, and one piece alone leaves the core idle meanwhile.
-    cdef int32_t off_a[STACK_MAX + 1]
-    cdef int32_t off_b[STACK_MAX + 1]
-    cdef ShortMerge A, B
-    cdef Py_ssize_t ma, mb, ka
-    cdef bint a_on = True, b_on = True
-    _signatures_for_merge(tb, loc)       # (once for each piece: each counts towards the build)
-    _signatures_for_merge(tb, loc)
-    ma = cu_units(&tb.cu, &tb.table, tb.byte_rank, pa, na, off_a, out_a)
-    mb = cu_units(&tb.cu, &tb.table, tb.byte_rank, pb, nb, off_b, out_b)
-    if ma > LINEAR_MAX or mb > LINEAR_MAX or tb.table.n_ids > SHORT_RANK_LIMIT:
-        ka = _merge_units(tb, pa, ma, off_a, NO_RANK, loc, out_a)
-        kb[0] = _merge_units(tb, pb, mb, off_b, NO_RANK, loc, out_b)
-        return ka
-    _sm_init(&A, tb, pa, ma, off_a, NO_RANK, loc, out_a)
-    _sm_init(&B, tb, pb, mb, off_b, NO_RANK, loc, out_b)
-    while a_on or b_on:
-        if a_on:
-            a_on = _sm_merge(&A, loc)
-        if b_on:
-            b_on = _sm_merge(&B, loc)
-        if a_on:
-            _sm_ask(&A, &tb.table, loc)
-        if b_on:
-            _sm_ask(&B, &tb.table, loc)
-    kb[0] = _sm_gather(&B)
-    return _sm_gather(&A)
-
-
 cdef inline Py_ssize_t bpe_piece_cached(Tables* tb, Local* loc, const uint8_t* p, Py_ssize_t n, uint64_t h,
                                         uint64_t head, tok_t* out) noexcept nogil:
     """``bpe_piece`` with the whole-piece lookup, the piece cache, whole-character units and,
@@ -848,13 +814,6 @@ cdef Py_ssize_t _long_second(bpe_long_entry* g, unsigned int gen, const uint8_t*
         g[1] = g[0]
         g[0] = swap
     return k
-
-
-cdef inline bint _merges_short(Tables* tb, const Local* loc, Py_ssize_t n) noexcept nogil:
-    # whether _piece_merged would merge a piece of n bytes in the merge loop from units in
-    # stack arrays (what _merge_two takes)
-    return loc.ml == NULL and n <= STACK_MAX and not (
-        n > tb.bt.min_bytes >= 0 and bt_usable(&tb.bt, &tb.table, tb.byte_rank))
 
 
 cdef inline void _signatures_for_merge(Tables* tb, Local* loc) noexcept nogil:
@@ -1049,9 +1008,8 @@ cdef Py_ssize_t _batch_ids(Tables* tb, Local* loc, const uint8_t* p, const Py_ss
     # The ids of the pieces of a batch of _scan_ahead (p[bounds[c]:bounds[c + 1]] for c below
     # count) to out, which has room for one id per byte of them; returns how many, or
     # OUT_OF_MEMORY.  Runs of tokens go through _token_run (where tokens are looked up
-    # first); a piece that must be merged is merged alongside the next one in the batch that
-    # must be too (_pieces_from_miss).
-    cdef Py_ssize_t c = 0, k = 0, m, done
+    # first); any other piece is looked up in its set, then merged if it must be.
+    cdef Py_ssize_t c = 0, k = 0, m
     cdef bpe_cache_entry* e = NULL
     cdef bint tokens_first = loc.ml == NULL or loc.ml.ignore_merges
     cdef const Slot* slots = tb.table.slots
@@ -1068,14 +1026,12 @@ cdef Py_ssize_t _batch_ids(Tables* tb, Local* loc, const uint8_t* p, const Py_ss
                                  out + k, &e)
         else:
             m = _piece_known(tb, loc, p + bounds[c], bounds[c + 1] - bounds[c], hashes[c], heads[c], out + k, &e)
-        done = 1
         if m == PIECE_MISSED:
-            # (with the pieces after it, up to one merged alongside it)
-            m = _pieces_from_miss(tb, loc, p, bounds, hashes, heads, c, count, e, out + k, &done)
+            m = _piece_uncommon(tb, loc, p + bounds[c], bounds[c + 1] - bounds[c], hashes[c], e, out + k)
             if m < 0:
                 return m
         k += m
-        c += done
+        c += 1
     return k
 
 
@@ -1120,67 +1076,6 @@ cdef inline Py_ssize_t _scan_ahead(const TokenTable* t, const Local* loc, int pi
             if bounds[j + 1] - bounds[j] >= 0x7FFFFFFF:
                 return PIECE_TOO_LONG
     return c
-
-
-cdef Py_ssize_t _pieces_from_miss(Tables* tb, Local* loc, const uint8_t* p, const Py_ssize_t* bounds,
-                                  const uint64_t* hashes, const uint64_t* heads, Py_ssize_t c, Py_ssize_t count,
-                                  bpe_cache_entry* e, tok_t* out, Py_ssize_t* done) noexcept nogil:
-    # Piece c of a batch of _scan_ahead (p[bounds[c]:bounds[c + 1]]) is neither a token nor
-    # in its set e: its ids, and those of the pieces after it up to the next one that must
-    # be merged too, which is merged alongside it (_merge_two).  Writes the ids to out (room
-    # for the bytes of pieces c..count - 1) and returns how many, or OUT_OF_MEMORY;
-    # done[0]: how many pieces they are.  The ids of the pieces after c go behind room for
-    # as many ids as c has bytes (a piece has no more ids than bytes), and move down behind
-    # c's once those are known.
-    cdef Py_ssize_t base = bounds[c], n = bounds[c + 1] - base, k, j, nj = 0, m, kj = 0, pos = n
-    cdef bpe_long_entry* g
-    cdef bpe_ring_slot* x
-    cdef bpe_long_entry* gj = NULL
-    cdef bpe_ring_slot* xj = NULL
-    cdef bpe_cache_entry* ej = NULL
-    k = _piece_sized_entry(loc, p + base, n, hashes[c], out, &g, &x)
-    if k >= 0:
-        done[0] = 1
-        return k
-    if not _merges_short(tb, loc, n):
-        k = _piece_merged(tb, loc, p + base, n, out)
-        _piece_keep(loc, p + base, n, hashes[c], e, g, x, out, k)
-        done[0] = 1
-        return k
-    j = c + 1
-    while j < count:
-        nj = bounds[j + 1] - bounds[j]
-        m = _piece_known(tb, loc, p + bounds[j], nj, hashes[j], heads[j], out + pos, &ej)
-        if m == PIECE_MISSED:
-            m = _piece_sized_entry(loc, p + bounds[j], nj, hashes[j], out + pos, &gj, &xj)
-            if m < 0:
-                if _merges_short(tb, loc, nj):
-                    break                        # the partner
-                m = _piece_merged(tb, loc, p + bounds[j], nj, out + pos)
-                if m < 0:
-                    return m
-                _piece_keep(loc, p + bounds[j], nj, hashes[j], ej, gj, xj, out + pos, m)
-        pos += m
-        j += 1
-    if j < count:
-        k = _merge_two(tb, loc, p + base, n, out, p + bounds[j], nj, out + pos, &kj)
-        _piece_keep(loc, p + base, n, hashes[c], e, g, x, out, k)
-        _piece_keep(loc, p + bounds[j], nj, hashes[j], ej, gj, xj, out + pos, kj)
-        pos += kj
-        done[0] = j - c + 1
-    else:
-        # no partner in the batch: alone, by what _piece_merged runs where _merges_short
-        # holds (calling _piece_merged here costs the warm loop 1.3 instructions a byte of
-        # English: the compiler inlines differently)
-        _signatures_for_merge(tb, loc)
-        k = _merge_loop(tb, p + base, n, NO_RANK, True, loc, out)
-        _piece_keep(loc, p + base, n, hashes[c], e, g, x, out, k)
-        done[0] = count - c
-    if k < 0:
-        return k
-    if k < n:
-        memmove(out + k, out + n, (pos - n) * sizeof(tok_t))
-    return k + pos - n
 
 
 # --------------------------------------------------------------------------------------------

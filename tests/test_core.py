@@ -680,12 +680,11 @@ def test_forgetting_cached_pieces_changes_no_ids(cython_backend):
 
 @pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
 @pytest.mark.parametrize("backtrack_over", [-1, 12])
-def test_pieces_merged_two_at_a_time_give_tiktokens_ids(cython_backend, name, backtrack_over):
+def test_batches_of_new_pieces_give_tiktokens_ids(cython_backend, name, backtrack_over):
     """Text whose batches hold several pieces to merge (new words, the same new word twice,
-    words of many units, Cyrillic and Han words), encoded cold: the merge loops that take
-    turns (_merge_two), the pieces looked up while a merge waits for its partner, and the
-    pieces merged alone (over LINEAR_MAX units, or by the backtracking encoder when it takes
-    pieces over 12 bytes) give tiktoken's ids."""
+    words of many units, Cyrillic and Han words), encoded cold and then warm: the linear
+    merge loop, the heap (over LINEAR_MAX units) and the backtracking encoder (when it takes
+    pieces over 12 bytes) give tiktoken's ids, and so do the cached pieces after them."""
     enc = bpe.Tokenizer(bpe.get_encoding(name).mergeable_ranks, pattern=name)
     enc._core._set_backtrack_min_bytes(backtrack_over)
     oracle = tiktoken_encoding(name)
