@@ -37,6 +37,14 @@ static inline uint64_t bpe_word(const unsigned char* p, Py_ssize_t n) {
         w |= (uint64_t)p[k] << (8 * k);
     return w;
 }
+/* a 32-bit word loaded from memory, as little-endian */
+static inline uint32_t bpe_le32(uint32_t w) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return __builtin_bswap32(w);
+#else
+    return w;
+#endif
+}
 /* whether bytes 8..n-1 of a and b agree (n > 8): one word compare up to 16 bytes */
 static inline int bpe_same_tail(const unsigned char* a, const unsigned char* b, Py_ssize_t n) {
     uint64_t x, y;

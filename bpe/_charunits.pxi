@@ -155,14 +155,32 @@ cdef inline uint32_t _pack(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     return k
 
 
+cdef uint32_t[5] _PACK_MASKS = [0, 0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF]
+
+
+cdef inline uint32_t _pack_within(const uint8_t* p, Py_ssize_t n, Py_ssize_t i, Py_ssize_t L) noexcept nogil:
+    # _pack(p + i, L) for 1 <= L <= 4 in the piece p[:n]: one load of four bytes where the
+    # piece has them, else byte by byte
+    cdef uint32_t w
+    if i + 4 <= n:
+        memcpy(&w, p + i, 4)
+        return bpe_le32(w) & _PACK_MASKS[L]
+    return _pack(p + i, L)
+
+
 cdef inline Py_ssize_t cu_find(const CharTable* tab, uint32_t key) noexcept nogil:
     # the slot of a character, or -1
-    cdef Py_ssize_t mask = (<Py_ssize_t>1 << tab.bits) - 1
-    cdef Py_ssize_t i = <Py_ssize_t>((key * 0x9E3779B1U) >> (32 - tab.bits))
+    return _cu_slot(tab.slots, tab.bits, key)
+
+
+cdef inline Py_ssize_t _cu_slot(const CharSlot* slots, int bits, uint32_t key) noexcept nogil:
+    # cu_find with the table's slots and size in the caller's registers
+    cdef Py_ssize_t mask = (<Py_ssize_t>1 << bits) - 1
+    cdef Py_ssize_t i = <Py_ssize_t>((key * 0x9E3779B1U) >> (32 - bits))
     while True:
-        if tab.slots[i].key == key:
+        if slots[i].key == key:
             return i
-        if tab.slots[i].key == 0:
+        if slots[i].key == 0:
             return -1
         i = (i + 1) & mask
 
@@ -239,14 +257,20 @@ cdef Py_ssize_t cu_units(CharUnits* cu, const TokenTable* t, const tok_t* byte_r
         tok[m] = byte_rank[p[i]]
         i += 1
         m += 1
+    cdef const CharSlot* slots
+    cdef int bits
     if i < n and cu != NULL and cu_usable(cu, t, byte_rank):
+        # (the table's address and size as locals: read through cu, they were loaded again
+        # after every store to off and tok, which may alias them as far as the compiler knows)
+        slots = cu.chars.slots
+        bits = cu.chars.bits
         while i < n:
             L = _utf8_length(p[i])
             if L > 1 and i + L <= n:
-                s = cu_find(&cu.chars, _pack(p + i, L))
+                s = _cu_slot(slots, bits, _pack_within(p, n, i, L))
                 if s >= 0 and not _cu_blocked(&cu.chars, cu.pool, s, p, n, i, L):
                     off[m] = <int32_t>i
-                    tok[m] = <tok_t>(cu.chars.slots[s].value & ((1 << CU_TOKEN_BITS) - 1))
+                    tok[m] = <tok_t>(slots[s].value & ((1 << CU_TOKEN_BITS) - 1))
                     m += 1
                     i += L
                     continue

@@ -76,6 +76,7 @@ cdef extern from "Python.h":
 # the thread-local piece caches (bpe/_piece_cache.h).
 cdef extern from "_c_helpers.h":
     uint64_t bpe_word(const uint8_t* p, Py_ssize_t n) noexcept nogil
+    uint32_t bpe_le32(uint32_t w) noexcept nogil
     int32_t bpe_min_keys(const int32_t* key, Py_ssize_t m) noexcept nogil
     void bpe_copy16(char* dst, const uint8_t* src) noexcept nogil
     uint64_t bpe_hash16(const uint8_t* p, Py_ssize_t n) noexcept nogil
@@ -1615,6 +1616,23 @@ cdef class Encoder:
         for i in range(1 << self.tb.cu.chars.bits):
             k += (self.tb.cu.chars.slots[i].value & (CU_CONTEXTS | CU_AFTER_SPACE)) != 0
         return k
+
+    def _start_units(self, bytes piece):
+        """For tests: the ids the merge loop starts ``piece`` from (cu_units: whole
+        characters, and a leading " " + character, where bpe/_charunits.pxi allows them;
+        else bytes), building the unit tables if they are not built yet."""
+        cdef Py_ssize_t n = len(piece), m, i
+        cdef int32_t* off = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+        cdef tok_t* tok = <tok_t*>malloc((n + 1) * sizeof(tok_t))
+        try:
+            if off == NULL or tok == NULL:
+                raise MemoryError()
+            m = cu_units(&self.tb.cu, &self.tb.table, self.tb.byte_rank, <const uint8_t*>(<char*>piece),
+                         n, off, tok)
+            return [tok[i] for i in range(m)]
+        finally:
+            free(off)
+            free(tok)
 
     def _spaced_units_size(self):
         """For tests: for how many characters c a piece's leading " " + c may start as one

@@ -779,6 +779,22 @@ def test_character_units_on_random_vocabularies(cython_backend):
     assert sum(sizes) > 30  # characters did start whole
 
 
+def test_pieces_start_from_their_characters_where_units_allow(cython_backend):
+    # the merge loop's start (cu_units) for words of two- and three-byte characters: one
+    # unit per character, the last ones of a piece included (read byte by byte where fewer
+    # than four bytes are left), and the leading space joined to the first; bytes with the
+    # units off
+    enc = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")
+    ranks = enc.mergeable_ranks
+    for word in ("привет", "的一是不了人", "ελληνικά"):
+        units = enc._core._start_units(word.encode("utf-8"))
+        assert units == [ranks[ch.encode("utf-8")] for ch in word]
+        spaced = enc._core._start_units((" " + word).encode("utf-8"))
+        assert spaced == [ranks[(" " + word[0]).encode("utf-8")]] + units[1:]
+        with _bytes_only(enc):
+            assert enc._core._start_units(word.encode("utf-8")) == [ranks[bytes([b])] for b in word.encode("utf-8")]
+
+
 def test_leading_space_units_on_random_vocabularies(cython_backend):
     """Pieces that start with " " + a character (the leading unit of bpe/_charunits.pxi), on
     random vocabularies: fast, bytes only and the pure-Python reference agree."""
