@@ -595,6 +595,17 @@ def _utf8_form(str text):
         utf8_release(&u)
 
 
+def _utf8_in_place(str text):
+    """For tests: whether the core reads ``text``'s UTF-8 form in place (an ASCII str, or
+    one whose form CPython already keeps) rather than converting it into a buffer."""
+    cdef Utf8 u
+    utf8_get(text, &u)
+    try:
+        return u.owned == NULL
+    finally:
+        utf8_release(&u)
+
+
 def _piece_hash(bytes piece):
     """For tests: the hash the piece caches file ``piece`` under (hash_bytes, which
     hash_and_head gives too: calling hash_and_head here changed how the compiler inlined it

@@ -21,6 +21,22 @@
 
 #define BPE_UTF8_SURROGATE ((Py_ssize_t)-1)
 
+/* The UTF-8 form CPython already keeps for a compact non-ASCII str (some code asked for it
+   through PyUnicode_AsUTF8AndSize), or NULL: it is read in place, never made here.  Not on
+   free-threaded builds, where CPython sets it under a lock of its own. */
+static inline const char* bpe_utf8_kept(PyObject* s, Py_ssize_t* n) {
+#if !defined(Py_LIMITED_API) && !defined(PYPY_VERSION) && !defined(Py_GIL_DISABLED)
+    const PyCompactUnicodeObject* c = (const PyCompactUnicodeObject*)s;
+    if (c->utf8 != NULL) {
+        *n = c->utf8_length;
+        return c->utf8;
+    }
+#endif
+    (void)s;
+    (void)n;
+    return NULL;
+}
+
 /* BPE_NO_SIMD (the sanitizer build) compiles the portable word-at-a-time loops instead */
 #if !defined(BPE_NO_SIMD) && (defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2))
 #  include <emmintrin.h>

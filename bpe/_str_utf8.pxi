@@ -1,15 +1,17 @@
 # The UTF-8 bytes the compiled core encodes from a str (textually included in bpe/_core.pyx).
-# An ASCII str is read in place; any other canonical str is converted by bpe/_str_utf8.h
-# into a buffer this call owns and frees; a str with a lone surrogate, or one in CPython's
-# legacy (non-compact) form, goes through PyUnicode_AsUTF8AndSize, which raises
-# UnicodeEncodeError for surrogates as before (the callers in bpe/tokenizer.py repair them).
-# It does not normalize, repair or split text.
+# An ASCII str is read in place, and so is any str whose UTF-8 form CPython already keeps
+# (other code asked for it); any other canonical str is converted by bpe/_str_utf8.h into a
+# buffer this call owns and frees, never kept on the str; a str with a lone surrogate, or
+# one in CPython's legacy (non-compact) form, goes through PyUnicode_AsUTF8AndSize, which
+# raises UnicodeEncodeError for surrogates as before (the callers in bpe/tokenizer.py repair
+# them).  It does not normalize, repair or split text.
 
 cdef extern from "_str_utf8.h":
     Py_ssize_t BPE_UTF8_SURROGATE
     Py_ssize_t bpe_utf8_size(int kind, const void* data, Py_ssize_t n) noexcept nogil
     uint8_t* bpe_utf8_write(int kind, const void* data, Py_ssize_t n, uint8_t* out) noexcept nogil
     Py_ssize_t BPE_UTF8_ROOM
+    const char* bpe_utf8_kept(object s, Py_ssize_t* n) noexcept
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object s) noexcept
@@ -43,6 +45,9 @@ cdef int utf8_get(str text, Utf8* u) except -1:
     u.owned = NULL
     if PyUnicode_IS_ASCII(text) or not PyUnicode_IS_COMPACT(text):
         u.p = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &u.n)
+        return 0
+    u.p = <const uint8_t*>bpe_utf8_kept(text, &u.n)
+    if u.p != NULL:
         return 0
     length = PyUnicode_GET_LENGTH(text)
     kind = PyUnicode_KIND(text)

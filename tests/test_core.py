@@ -1357,6 +1357,34 @@ def test_the_core_converts_every_str_kind_to_its_utf8(cython_backend, widest):
                 assert _core._utf8_form(text) == text.encode("utf-8"), ascii(text)
 
 
+def test_a_utf8_form_that_cpython_keeps_is_read_in_place(cython_backend):
+    """A str whose UTF-8 form CPython already keeps (some code asked for it through
+    PyUnicode_AsUTF8AndSize) is read in place, with the same bytes and ids; encoding never
+    makes that form itself (free-threaded builds convert as before)."""
+    import ctypes
+    import sysconfig
+
+    from bpe import _core
+
+    ask = ctypes.pythonapi.PyUnicode_AsUTF8AndSize
+    ask.restype = ctypes.c_char_p
+    ask.argtypes = [ctypes.py_object, ctypes.c_void_p]
+    kept_is_read = not sysconfig.get_config_var("Py_GIL_DISABLED")
+    enc = bpe.get_encoding("o200k_base")
+    oracle = tiktoken_encoding("o200k_base")
+    for text in ("naïve café – “quoted” " * 50, "中文的文本。" * 100, "emoji 🙂 and ÿ " * 40):
+        fresh = text.encode("utf-8").decode("utf-8")
+        assert not _core._utf8_in_place(fresh)
+        want = enc.encode_ordinary(fresh)
+        assert not _core._utf8_in_place(fresh)      # (encoding made no form to keep)
+        ask(fresh, None)
+        assert _core._utf8_in_place(fresh) == kept_is_read
+        assert _core._utf8_form(fresh) == text.encode("utf-8")
+        assert enc.encode_ordinary(fresh) == want == oracle.encode_ordinary(text)
+        assert enc.encode_batch([fresh, fresh]) == [want, want]
+    assert _core._utf8_in_place("plain ASCII")
+
+
 @pytest.mark.parametrize("widest", ["ÿ", "\uffef", "\U0010fffd"])
 def test_every_str_kind_encodes_as_its_utf8_bytes(backend, widest):
     """A str of 1-, 2- or 4-byte characters is converted to UTF-8 by the core itself
