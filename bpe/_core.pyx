@@ -31,8 +31,9 @@ Performance notes
 * Pieces over BT_MIN_BYTES (256) bytes (100k spaces, a whole document with
   ``pattern=None``): the backtracking encoder (see its section), linear in practice.  Its
   tables (about 20 MB for o200k_base, 0.1 s to build) are built on the first such piece.
-* A text's UTF-8 bytes: an ASCII ``str`` is read in place; any other is converted into a
-  buffer freed after the call (bpe/_str_utf8.pxi), so the ``str`` does not keep a UTF-8 copy.
+* A text's UTF-8 bytes: an ASCII ``str`` is read in place, and so is one that already
+  carries CPython's UTF-8 copy; any other is converted into a buffer freed after the call
+  (bpe/_str_utf8.pxi), so the ``str`` does not keep a UTF-8 copy.
   ``encode_pieces`` reads each piece's UTF-8 form in place (CPython caches it on the object),
   gathered with the GIL held, then merges all pieces in one GIL-free pass.
 """
