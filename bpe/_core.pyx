@@ -665,18 +665,13 @@ cdef Py_ssize_t _merge_loop(Tables* tb, const uint8_t* p, Py_ssize_t n, tok_t li
         if off == NULL:
             return OUT_OF_MEMORY
     m = cu_units(&tb.cu if units else NULL, &tb.table, tb.byte_rank, p, n, off, out)
-    k = _merge_units(tb, p, m, off, limit, loc, out)
+    if m <= LINEAR_MAX and tb.table.n_ids <= SHORT_RANK_LIMIT:
+        k = _bpe_short(tb, p, m, off, limit, loc, out)
+    else:
+        k = _bpe_long(tb, p, m, off, limit, loc, out)
     if off != off_s:
         free(off)
     return k
-
-
-cdef inline Py_ssize_t _merge_units(Tables* tb, const uint8_t* p, Py_ssize_t m, const int32_t* off, tok_t limit,
-                                    Local* loc, tok_t* out) noexcept nogil:
-    # the linear scan for few units, the heap for more
-    if m <= LINEAR_MAX and tb.table.n_ids <= SHORT_RANK_LIMIT:
-        return _bpe_short(tb, p, m, off, limit, loc, out)
-    return _bpe_long(tb, p, m, off, limit, loc, out)
 
 
 cdef inline Py_ssize_t bpe_piece_cached(Tables* tb, Local* loc, const uint8_t* p, Py_ssize_t n, uint64_t h,
