@@ -114,14 +114,16 @@ class Replace(Normalizer):
     is_regex: bool = False
 
     def __post_init__(self):
-        if self.is_regex:
-            _compiled(self.pattern)  # a bad regex fails when the stage is built
+        # a bad regex fails when the stage is built.  A pattern that matches the empty string
+        # is refused: HF's regex engines and Python's find empty matches at different places
+        # (Python also right after a non-empty match), so the results would differ.
+        if _compiled(self.pattern).search("") is not None if self.is_regex else not self.pattern:
+            raise ValueError(f"the pattern {self.pattern!r} matches the empty string; pass one that matches at "
+                             "least one character")
 
     def normalize(self, text: str) -> str:
         if self.is_regex:
             return _compiled(self.pattern).sub(lambda m: self.content, text)
-        if not self.pattern:
-            return text
         return text.replace(self.pattern, self.content)
 
     def to_hf(self) -> dict:

@@ -22,7 +22,9 @@ from tokenizers import models, pre_tokenizers
 
 import bpe
 from damage import KINDS, damage
-from hf_oracle import fixture_path, json_edit as _set, spec
+from hf_oracle import fixture_path, json_edit, spec
+
+_set = json_edit
 
 BASE = "gpt2_like"
 
@@ -101,6 +103,51 @@ CASES = [
     ("duplicate ids in the vocab", _duplicate_id, ["model.vocab"], True),
     ("added token id is another vocab token", _added_id_clash, ["added_tokens[0]"], True),
     ("added token without content", lambda d: d["added_tokens"][0].pop("content"), ["added_tokens[0]"], False),
+    ("a list as a stage's type", _set("pre_tokenizer", "type", ["ByteLevel"]), ["pre_tokenizer", "['ByteLevel']"],
+     False),
+    ("added_tokens not a list", _set("added_tokens", 5), ["added_tokens", "a list"], False),
+    ("a vocab id past 32 bits", _set("model", "vocab", "the", 2 ** 70), ["model.vocab['the']", "2**32"], False),
+    ("dropout true", _set("model", "dropout", True), ["model.dropout", "True"], False),
+    ("ByteLevel decoder flag not a bool", _set("decoder", "trim_offsets", "yes"), ["decoder.trim_offsets"], False),
+]
+
+_TEMPLATE = ("post_processor", "processors", 1)
+_BOS = {"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}}
+
+#: (case id, fixture, edit, strings the message must contain, does HF load the file): files of
+#: other shapes, found broken by the loader's fuzzing.  Those HF loads, it reads its own way:
+#: a template without its sequence gives no ids, one with it twice gives it twice, and HF finds
+#: empty matches of a pattern at places Python's regex engine does not.
+OTHER_CASES = [
+    ("special token named by a list", "llama3_like",
+     _set(*_TEMPLATE, "single", [{"SpecialToken": {"id": [], "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}]),
+     ["post_processor.processors[1].single[0]", "[]"], False),
+    ("template without the sequence", "llama3_like", _set(*_TEMPLATE, "single", [_BOS]),
+     ["post_processor.processors[1].single", "none"], True),
+    ("template with the sequence twice", "llama3_like",
+     _set(*_TEMPLATE, "single", [_BOS, {"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}]),
+     ["post_processor.processors[1].single", "['A', 'A']"], True),
+    ("template special token id -1", "llama3_like", _set(*_TEMPLATE, "special_tokens", "<|begin_of_text|>", "ids", [-1]),
+     ["post_processor.processors[1].special_tokens['<|begin_of_text|>'].ids[0]", "-1"], False),
+    ("template type_id -1", "llama3_like", _set(*_TEMPLATE, "single", 0, "SpecialToken", "type_id", -1),
+     ["post_processor.processors[1].single[0].type_id", "-1"], False),
+    ("Bert sep id -1", "bert_processing", _set("post_processor", "sep", 1, -1), ["post_processor.sep[1]", "-1"], False),
+    ("Metaspace prepend_scheme null", "metaspace_first", _set("pre_tokenizer", "prepend_scheme", None),
+     ["pre_tokenizer.prepend_scheme", "null"], False),
+    ("Metaspace decoder scheme unknown", "metaspace_first", _set("decoder", "prepend_scheme", "sometimes"),
+     ["decoder.prepend_scheme", "sometimes"], False),
+    ("Metaspace decoder replacement empty", "metaspace_first", _set("decoder", "replacement", ""),
+     ["decoder.replacement", "one character"], False),
+    ("Strip decoder start -1", "sentencepiece_like", _set("decoder", "decoders", 3, "start", -1),
+     ["decoder.decoders[3].start", "-1"], False),
+    ("Replace normalizer with an empty string", "normalizers_mix", _set("normalizer", "normalizers", 3, "pattern",
+                                                                         {"String": ""}),
+     ["normalizer.normalizers[3]", "empty string"], True),
+    ("Replace normalizer with a regex matching nothing", "normalizers_mix",
+     _set("normalizer", "normalizers", 3, "pattern", {"Regex": "`*"}), ["normalizer.normalizers[3]", "empty string"],
+     True),
+    ("Split on an empty string", "split_isolated", _set("pre_tokenizer", "pretokenizers", 0, "pattern", {"String": ""}),
+     ["pre_tokenizer.pretokenizers[0]", "empty literal"], True),
 ]
 
 
@@ -116,6 +163,57 @@ def test_broken_file_raises_with_the_place(case, tmp_path):
     for place in places:
         assert place in message, (place, message)
     assert isinstance(info.value, ValueError) and isinstance(info.value, bpe.BPEError)
+
+
+@pytest.mark.parametrize("case", OTHER_CASES, ids=[c[0] for c in OTHER_CASES])
+def test_broken_file_of_another_shape_raises_with_the_place(case, tmp_path):
+    what, fixture, edit, places, hf_loads = case
+    d = copy.deepcopy(spec(fixture_path(fixture)))
+    edit(d)
+    path = _write(tmp_path, d)
+    assert _hf_loads(path) == hf_loads, f"HF {'no longer loads' if hf_loads else 'now loads'} {what}"
+    with pytest.raises(bpe.TokenizerFileError) as info:
+        bpe.Tokenizer.from_hf(path)
+    message = str(info.value)
+    assert str(path) in message
+    for place in places:
+        assert place in message, (place, message)
+
+
+def _nodes(node, path=()):
+    """Every place in a tokenizer.json's data, but only the first entries of long tables."""
+    yield path
+    items = list(node.items()) if isinstance(node, dict) else list(enumerate(node)) if isinstance(node, list) else []
+    for k, v in items[:4] if path[-1:] in (("vocab",), ("merges",)) else items:
+        yield from _nodes(v, path + (k,))
+
+
+#: values of every JSON kind, some out of any id's range
+_WRONG = [[], ["x"], {}, {"a": 1}, -1, 2 ** 70, 1.5, "", "x", None, True]
+
+
+@pytest.mark.parametrize("fixture", ["gpt2_like", "llama3_like", "bert_processing", "metaspace_first",
+                                     "normalizers_mix", "sentencepiece_like", "split_isolated"])
+def test_any_value_anywhere_raises_a_file_error_or_loads(fixture, tmp_path):
+    """Each place of the file in turn holding a value of each JSON kind: bpe raises
+    TokenizerFileError or loads a tokenizer that encodes and decodes (never a TypeError from
+    an unhashable type, an OverflowError from a large id, ...)."""
+    base = spec(fixture_path(fixture))
+    path, tried = tmp_path / "tokenizer.json", 0
+    for place in list(_nodes(base))[1:]:
+        for value in _WRONG:
+            d = copy.deepcopy(base)
+            json_edit(*place, value)(d)
+            path.write_text(json.dumps(d), encoding="utf-8")
+            try:
+                tok = bpe.Tokenizer.from_hf(path)
+            except bpe.TokenizerFileError:
+                continue
+            finally:
+                tried += 1
+            ids = tok.encode("the cat sat on the mat é 中文", allowed_special="all")
+            assert isinstance(tok.decode(ids), str), (place, value)
+    assert tried > 200
 
 
 def test_merges_as_strings_with_a_bad_entry(tmp_path):

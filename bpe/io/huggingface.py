@@ -79,10 +79,31 @@ class _Reader:
             raise self.fail(f"{where}.{key}", f"expected {_names(types)}, got {_kind(value)}")
         return value
 
+    def token_id(self, value: Any, where: str) -> int:
+        """A token id as HF's files hold it: an int from 0 to 2**32 - 1 (not a bool)."""
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2 ** 32:
+            raise self.fail(where, f"expected a token id (an integer from 0 to 2**32 - 1), got {value!r}")
+        return value
+
+    def scheme(self, d: dict, where: str) -> str:
+        """Metaspace's prepend_scheme; files before tokenizers 0.14 say add_prefix_space instead.
+        A null prepend_scheme is an error, as in HF (not the older key's default)."""
+        if "prepend_scheme" in d:
+            scheme = self.get(d, "prepend_scheme", where, str)
+            if scheme not in ("first", "always", "never"):
+                raise self.fail(f"{where}.prepend_scheme", f"expected 'first', 'always' or 'never', got {scheme!r}")
+            return scheme
+        return "always" if self.get(d, "add_prefix_space", where, bool, True) else "never"
+
+    def flags(self, d: dict, where: str, *keys: str) -> None:
+        """Keys that must be bools where present, though bpe does not use them."""
+        for key in keys:
+            self.get(d, key, where, bool, False)
+
     def typed(self, d: Any, where: str, kinds: dict):
         d = self.obj(d, where)
         kind = d.get("type")
-        if kind not in kinds:
+        if not isinstance(kind, str) or kind not in kinds:  # (a list or an object is not hashable)
             supported = ", ".join(sorted(kinds))
             raise self.fail(where, f"type {kind!r} is not supported (supported: {supported})")
         return kinds[kind](d, where)
@@ -131,10 +152,7 @@ class _Reader:
                               is_regex)
 
         def metaspace(d, w):
-            scheme = self.get(d, "prepend_scheme", w, str, None)
-            if scheme is None:  # files before tokenizers 0.14 say add_prefix_space
-                scheme = "always" if self.get(d, "add_prefix_space", w, bool, True) else "never"
-            return self.build(pre_words.Metaspace, w, self.get(d, "replacement", w, str, "\u2581"), scheme,
+            return self.build(pre_words.Metaspace, w, self.get(d, "replacement", w, str, "\u2581"), self.scheme(d, w),
                               self.get(d, "split", w, bool, True))
 
         return self.typed(d, where, {
@@ -158,9 +176,9 @@ class _Reader:
     def post_processor(self, d, where):
         def pair_of(d, key, w):
             v = self.get(d, key, w, list)
-            if len(v) != 2 or not isinstance(v[0], str) or not isinstance(v[1], int):
+            if len(v) != 2 or not isinstance(v[0], str):
                 raise self.fail(f"{w}.{key}", 'expected ["token", id]')
-            return (v[0], v[1])
+            return (v[0], self.token_id(v[1], f"{w}.{key}[1]"))
 
         def template(d, w):
             specials = self.obj(self.get(d, "special_tokens", w, dict, {}), f"{w}.special_tokens")
@@ -168,11 +186,19 @@ class _Reader:
             for name, spec in specials.items():
                 sw = f"{w}.special_tokens[{name!r}]"
                 spec = self.obj(spec, sw)
-                ids = self.get(spec, "ids", sw, list)
-                if not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
-                    raise self.fail(f"{sw}.ids", "expected a list of ids")
-                table.append((name, tuple(ids), tuple(self.get(spec, "tokens", sw, list, []))))
+                self.get(spec, "id", sw, str, "")
+                ids = [self.token_id(i, f"{sw}.ids[{k}]") for k, i in enumerate(self.get(spec, "ids", sw, list))]
+                tokens = self.get(spec, "tokens", sw, list, [])
+                if not all(isinstance(t, str) for t in tokens):
+                    raise self.fail(f"{sw}.tokens", "expected a list of strings")
+                table.append((name, tuple(ids), tuple(tokens)))
             names = {n for n, _, _ in table}
+
+            def type_id(s, pw):
+                t = self.get(s, "type_id", pw, int, 0)
+                if not 0 <= t < 2 ** 32:
+                    raise self.fail(f"{pw}.type_id", f"expected an integer from 0 to 2**32 - 1, got {t}")
+                return t
 
             def pieces(key):
                 out = []
@@ -181,19 +207,26 @@ class _Reader:
                     p = self.obj(p, pw)
                     if "SpecialToken" in p:
                         s = self.obj(p["SpecialToken"], pw)
-                        if s.get("id") not in names:
+                        if not isinstance(s.get("id"), str) or s["id"] not in names:
                             raise self.fail(pw, f"special token {s.get('id')!r} is not in special_tokens")
-                        out.append(("special", s["id"], s.get("type_id", 0)))
+                        out.append(("special", s["id"], type_id(s, pw)))
                     elif "Sequence" in p:
                         s = self.obj(p["Sequence"], pw)
                         if s.get("id") not in ("A", "B"):
                             raise self.fail(pw, f"sequence id must be 'A' or 'B', got {s.get('id')!r}")
-                        out.append((s["id"], s.get("type_id", 0)))
+                        out.append((s["id"], type_id(s, pw)))
                     else:
                         raise self.fail(pw, 'expected {"SpecialToken": ...} or {"Sequence": ...}')
                 return tuple(out)
 
-            return processors.TemplateProcessing(pieces("single"), pieces("pair"), tuple(table))
+            single, pair = pieces("single"), pieces("pair")
+            # HF drops, repeats or panics on the text of a template without each sequence once
+            for key, template, wanted in (("single", single, ["A"]), ("pair", pair, ["A", "B"])):
+                used = sorted(p[0] for p in template if p[0] != "special")
+                if used != wanted and (template or key == "single"):
+                    raise self.fail(f"{w}.{key}", f"expected the sequence{'s' if len(wanted) > 1 else ''} "
+                                                  f"{' and '.join(wanted)} once each, got {used or 'none'}")
+            return processors.TemplateProcessing(single, pair, tuple(table))
 
         return self.typed(d, where, {
             "ByteLevel": lambda d, w: processors.ByteLevel(self.get(d, "add_prefix_space", w, bool, True),
@@ -213,20 +246,24 @@ class _Reader:
 
     def decoder(self, d, where):
         def metaspace(d, w):
-            scheme = self.get(d, "prepend_scheme", w, str, None)
-            if scheme is None:
-                scheme = "always" if self.get(d, "add_prefix_space", w, bool, True) else "never"
-            return decoders.Metaspace(self.get(d, "replacement", w, str, "\u2581"), scheme,
-                                      self.get(d, "split", w, bool, True))
+            replacement = self.get(d, "replacement", w, str, "\u2581")
+            if len(replacement) != 1:
+                raise self.fail(f"{w}.replacement", f"expected one character, got {replacement!r}")
+            return decoders.Metaspace(replacement, self.scheme(d, w), self.get(d, "split", w, bool, True))
 
         def strip(d, w):
             content = self.get(d, "content", w, str)
             if len(content) != 1:
                 raise self.fail(f"{w}.content", f"expected one character, got {content!r}")
-            return decoders.Strip(content, self.get(d, "start", w, int, 0), self.get(d, "stop", w, int, 0))
+            counts = [self.get(d, key, w, int, 0) for key in ("start", "stop")]
+            for key, n in zip(("start", "stop"), counts):
+                if not 0 <= n < 2 ** 64:
+                    raise self.fail(f"{w}.{key}", f"expected a count of characters (0 to 2**64 - 1), got {n}")
+            return decoders.Strip(content, *counts)
 
         return self.typed(d, where, {
-            "ByteLevel": lambda d, w: decoders.ByteLevel(),
+            "ByteLevel": lambda d, w: (self.flags(d, w, "add_prefix_space", "trim_offsets", "use_regex"),
+                                       decoders.ByteLevel())[1],
             "Metaspace": metaspace,
             "ByteFallback": lambda d, w: decoders.ByteFallback(),
             "Fuse": lambda d, w: decoders.Fuse(),
@@ -265,7 +302,7 @@ class _Reader:
             raise self.fail(w, f"type {kind!r} is not supported (supported: BPE; WordPiece and Unigram "
                                "models are not read yet)")
         dropout = d.get("dropout")
-        if dropout not in (None, 0, 0.0):
+        if isinstance(dropout, bool) or dropout not in (None, 0, 0.0):
             raise self.fail(f"{w}.dropout", f"BPE dropout ({dropout!r}) is random at encode time and is not "
                                             "supported; set it to null")
         if form is None:
@@ -326,13 +363,14 @@ class _Reader:
         return model
 
     def _check_vocab(self, vocab: dict, w: str) -> None:
-        """Every id a non-negative int, and no id given twice."""
+        """Every id an int from 0 to 2**32 - 1 (the core's ids are 32-bit), and no id given twice."""
         ids = list(vocab.values())
-        fine = all(type(i) is int for i in ids) and (not ids or min(ids) >= 0) and len(set(ids)) == len(ids)
+        fine = (all(type(i) is int for i in ids) and (not ids or 0 <= min(ids) <= max(ids) < 2 ** 32)
+                and len(set(ids)) == len(ids))
         seen: dict[int, str] = {}
         for token, tid in ([] if fine else vocab.items()):  # the slow pass names the first bad entry
-            if not isinstance(tid, int) or isinstance(tid, bool) or tid < 0:
-                raise self.fail(f"{w}.vocab[{token!r}]", f"expected a non-negative integer id, got {tid!r}")
+            if not isinstance(tid, int) or isinstance(tid, bool) or not 0 <= tid < 2 ** 32:
+                raise self.fail(f"{w}.vocab[{token!r}]", f"expected an integer id from 0 to 2**32 - 1, got {tid!r}")
             if tid in seen:
                 raise self.fail(f"{w}.vocab[{token!r}]", f"id {tid} is also the id of {seen[tid]!r}; each token "
                                                          "needs its own id")
@@ -362,6 +400,8 @@ class _Reader:
         return merges
 
     def added_tokens(self, items, model: MergeBPE) -> list:
+        if not isinstance(items, list):
+            raise self.fail("added_tokens", f"expected a list, got {_kind(items)}")
         vocab = model.vocab
         out, contents, ids = [], set(), {}  # (ids: the added ones so far)
         for i, t in enumerate(items):
@@ -505,7 +545,7 @@ def read(path: PathLike) -> HFFile:
     decoder = None if data.get("decoder") is None else r.decoder(data["decoder"], "decoder")
     model = r.model(data["model"], byte_level=_has_byte_level(pre))
     post = None if data.get("post_processor") is None else r.post_processor(data["post_processor"], "post_processor")
-    added = r.added_tokens(data.get("added_tokens") or [], model)
+    added = r.added_tokens([] if data.get("added_tokens") is None else data["added_tokens"], model)
     config: dict = {}
     if config_path is not None:
         raw = _load_json(config_path)

@@ -157,12 +157,12 @@ class Split(PreTokenizer):
             raise ValueError(f"Split behavior must be one of {BEHAVIORS}, got {self.behavior!r}")
         if self.is_regex:
             patterns.compile_hf_regex(self.pattern)
+        elif not self.pattern:  # HF splits around every character there; not reproduced
+            raise ValueError("an empty literal pattern is not supported; pass the characters to split on")
 
     def _find(self, text: str):
         if self.is_regex:
             return ((m.start(), m.end()) for m in patterns.compile_hf_regex(self.pattern).finditer(text))
-        if not self.pattern:
-            return iter(())
         return ((m.start(), m.end()) for m in regex.finditer(regex.escape(self.pattern), text))
 
     def pre_tokenize(self, text: str) -> list[str]:
