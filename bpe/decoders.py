@@ -19,6 +19,7 @@ import regex
 
 from . import normalizers
 from .byte_unicode import char_to_byte
+from .pre_tokenizers.words import check_metaspace
 
 
 class Decoder:
@@ -61,6 +62,9 @@ class Metaspace(Decoder):
     replacement: str = "\u2581"
     prepend_scheme: str = "always"
     split: bool = True
+
+    def __post_init__(self):
+        check_metaspace(self.replacement, self.prepend_scheme)
 
     def decode_chain(self, tokens):
         out = []

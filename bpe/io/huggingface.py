@@ -86,13 +86,11 @@ class _Reader:
         return value
 
     def scheme(self, d: dict, where: str) -> str:
-        """Metaspace's prepend_scheme; files before tokenizers 0.14 say add_prefix_space instead.
-        A null prepend_scheme is an error, as in HF (not the older key's default)."""
+        """Metaspace's prepend_scheme (the stage checks its value); files before tokenizers 0.14
+        say add_prefix_space instead.  A null prepend_scheme is an error, as in HF (not the older
+        key's default)."""
         if "prepend_scheme" in d:
-            scheme = self.get(d, "prepend_scheme", where, str)
-            if scheme not in ("first", "always", "never"):
-                raise self.fail(f"{where}.prepend_scheme", f"expected 'first', 'always' or 'never', got {scheme!r}")
-            return scheme
+            return self.get(d, "prepend_scheme", where, str)
         return "always" if self.get(d, "add_prefix_space", where, bool, True) else "never"
 
     def flags(self, d: dict, where: str, *keys: str) -> None:
@@ -224,8 +222,8 @@ class _Reader:
             for key, template, wanted in (("single", single, ["A"]), ("pair", pair, ["A", "B"])):
                 used = sorted(p[0] for p in template if p[0] != "special")
                 if used != wanted and (template or key == "single"):
-                    raise self.fail(f"{w}.{key}", f"expected the sequence{'s' if len(wanted) > 1 else ''} "
-                                                  f"{' and '.join(wanted)} once each, got {used or 'none'}")
+                    once = "the sequence A once" if key == "single" else "the sequences A and B once each"
+                    raise self.fail(f"{w}.{key}", f"expected {once}, got {used or 'none'}")
             return processors.TemplateProcessing(single, pair, tuple(table))
 
         return self.typed(d, where, {
@@ -246,10 +244,12 @@ class _Reader:
 
     def decoder(self, d, where):
         def metaspace(d, w):
-            replacement = self.get(d, "replacement", w, str, "\u2581")
-            if len(replacement) != 1:
-                raise self.fail(f"{w}.replacement", f"expected one character, got {replacement!r}")
-            return decoders.Metaspace(replacement, self.scheme(d, w), self.get(d, "split", w, bool, True))
+            return self.build(decoders.Metaspace, w, self.get(d, "replacement", w, str, "\u2581"), self.scheme(d, w),
+                              self.get(d, "split", w, bool, True))
+
+        def byte_level(d, w):
+            self.flags(d, w, "add_prefix_space", "trim_offsets", "use_regex")  # (decoding does not use them)
+            return decoders.ByteLevel()
 
         def strip(d, w):
             content = self.get(d, "content", w, str)
@@ -262,8 +262,7 @@ class _Reader:
             return decoders.Strip(content, *counts)
 
         return self.typed(d, where, {
-            "ByteLevel": lambda d, w: (self.flags(d, w, "add_prefix_space", "trim_offsets", "use_regex"),
-                                       decoders.ByteLevel())[1],
+            "ByteLevel": byte_level,
             "Metaspace": metaspace,
             "ByteFallback": lambda d, w: decoders.ByteFallback(),
             "Fuse": lambda d, w: decoders.Fuse(),

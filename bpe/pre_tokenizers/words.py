@@ -104,6 +104,14 @@ class Digits(PreTokenizer):
         return {"type": "Digits", "individual_digits": self.individual_digits}
 
 
+def check_metaspace(replacement: str, prepend_scheme: str) -> None:
+    """Metaspace's options, as the pre-tokenizer and the decoder take them."""
+    if prepend_scheme not in ("always", "first", "never"):
+        raise ValueError(f"Metaspace prepend_scheme must be 'always', 'first' or 'never', got {prepend_scheme!r}")
+    if not isinstance(replacement, str) or len(replacement) != 1:
+        raise ValueError(f"Metaspace replacement must be one character, got {replacement!r}")
+
+
 @dataclass(frozen=True)
 class Metaspace(PreTokenizer):
     """Spaces become ``replacement``; it is put before the text (``prepend_scheme``
@@ -115,11 +123,7 @@ class Metaspace(PreTokenizer):
     split: bool = True
 
     def __post_init__(self):
-        if self.prepend_scheme not in ("always", "first", "never"):
-            raise ValueError(f"Metaspace prepend_scheme must be 'always', 'first' or 'never', "
-                             f"got {self.prepend_scheme!r}")
-        if len(self.replacement) != 1:
-            raise ValueError(f"Metaspace replacement must be one character, got {self.replacement!r}")
+        check_metaspace(self.replacement, self.prepend_scheme)
 
     def pre_tokenize(self, text: str, first: bool = True) -> list[str]:
         if not text:
