@@ -319,3 +319,59 @@ def test_a_damaged_tokenizer_json_raises_a_file_error_or_loads(small_json, tmp_p
         return
     ids = tok.encode("the cat sat on the mat", allowed_special="all")
     assert isinstance(tok.decode(ids), str)
+
+
+# ------------------------------------------------------------------ tokenizer_config.json
+
+#: (field, a value of the wrong kind, strings the message must contain besides the field)
+CONFIG_CASES = [
+    ("bos_token", ["<|endoftext|>"], ["a list"]),
+    ("eos_token", {"content": 5}, ["eos_token.content", "an integer"]),
+    ("pad_token", 0, ["an integer"]),
+    ("add_bos_token", "yes", ["true or false"]),
+    ("model_max_length", "1024", ["'1024'"]),
+    ("model_max_length", -1, ["-1"]),
+    ("model_max_length", 1.5, ["1.5"]),
+    ("padding_side", "middle", ["'middle'"]),
+    ("truncation_side", ["left"], ["['left']"]),
+    ("model_input_names", {"content": 5}, ["a list of strings"]),
+    ("chat_template", [{"name": "default"}], ["chat_template", "template"]),
+    ("tokenizer_class", 1, ["an integer"]),
+]
+
+
+@pytest.mark.parametrize("case", CONFIG_CASES, ids=[f"{c[0]}={c[1]!r}" for c in CONFIG_CASES])
+def test_a_config_field_of_the_wrong_kind_raises_at_load(case, tmp_path):
+    """A field of tokenizer_config.json that bpe uses, of a kind transformers never writes
+    there, raises TokenizerFileError naming the config file and the field when the folder is
+    loaded (it used to raise TypeError at the first call, or to be taken as not set)."""
+    key, value, words = case
+    (tmp_path / "tokenizer.json").write_bytes(open(fixture_path(BASE), "rb").read())
+    config = {"eos_token": "<|endoftext|>", "pad_token": "<|endoftext|>", "model_max_length": 1024, key: value}
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(bpe.TokenizerFileError) as info:
+        bpe.Tokenizer.from_hf(tmp_path)
+    message = str(info.value)
+    for word in [str(tmp_path / "tokenizer_config.json"), key, *words]:
+        assert word in message, (word, message)
+
+
+def test_config_fields_of_the_kinds_transformers_writes_load(tmp_path):
+    """Null fields are not set; a whole float length (int(1e30) written by another JSON
+    writer) is read as an int; named chat templates are a list of objects."""
+    (tmp_path / "tokenizer.json").write_bytes(open(fixture_path(BASE), "rb").read())
+    config = {"bos_token": None, "eos_token": {"content": "<|endoftext|>", "special": True}, "add_bos_token": False,
+              "model_max_length": 1e30, "padding_side": "left", "model_input_names": ["input_ids"],
+              "chat_template": [{"name": "default", "template": "{{ messages[0]['content'] }}"}]}
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    cfg = bpe.Tokenizer.from_hf(tmp_path).hf_config
+    assert "bos_token" not in cfg and cfg["eos_token"] == "<|endoftext|>" and cfg["add_bos_token"] is False
+    assert cfg["model_max_length"] == int(1e30) and isinstance(cfg["model_max_length"], int)
+    assert cfg["padding_side"] == "left" and cfg["chat_template"] == config["chat_template"]
+
+
+def test_a_config_that_is_not_an_object_raises(tmp_path):
+    (tmp_path / "tokenizer.json").write_bytes(open(fixture_path(BASE), "rb").read())
+    (tmp_path / "tokenizer_config.json").write_text("[]", encoding="utf-8")
+    with pytest.raises(bpe.TokenizerFileError, match="tokenizer_config.json.*expected an object"):
+        bpe.Tokenizer.from_hf(tmp_path)

@@ -545,17 +545,51 @@ def read(path: PathLike) -> HFFile:
     model = r.model(data["model"], byte_level=_has_byte_level(pre))
     post = None if data.get("post_processor") is None else r.post_processor(data["post_processor"], "post_processor")
     added = r.added_tokens([] if data.get("added_tokens") is None else data["added_tokens"], model)
-    config: dict = {}
-    if config_path is not None:
-        raw = _load_json(config_path)
-        if isinstance(raw, dict):
-            for key in CONFIG_FIELDS:
-                if key in raw:
-                    value = raw[key]
-                    if isinstance(value, dict) and "content" in value:  # an AddedToken in the config
-                        value = value["content"]
-                    config[key] = value
+    config = {} if config_path is None else read_config(config_path)
     return HFFile(model, normalizer, pre, post, decoder, added, config)
+
+
+def read_config(path: str) -> dict:
+    """The fields of a ``tokenizer_config.json`` that bpe uses (CONFIG_FIELDS), each checked
+    to be of the kind transformers writes there (null: not set); an AddedToken object gives
+    its content.  Other keys are not read."""
+    r = _Reader(path)
+    raw = r.obj(_load_json(path), "")
+    config: dict = {}
+    for key in CONFIG_FIELDS:
+        if key not in raw or raw[key] is None:
+            continue
+        value = raw[key]
+        if key in ("bos_token", "eos_token", "pad_token", "unk_token"):
+            if isinstance(value, dict):  # an AddedToken
+                value = r.get(value, "content", key, str)
+            elif not isinstance(value, str):
+                raise r.fail(key, f"expected a token (a string or an object with its content), got {_kind(value)}")
+        elif key in ("add_bos_token", "add_eos_token"):
+            if not isinstance(value, bool):
+                raise r.fail(key, f"expected true or false, got {_kind(value)}")
+        elif key == "model_max_length":  # (transformers writes int(1e30) for "no limit"; a float is read if whole)
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise r.fail(key, f"expected a length (an integer, 0 or more), got {value!r}")
+        elif key in ("padding_side", "truncation_side"):
+            if value not in ("left", "right"):
+                raise r.fail(key, f"expected 'left' or 'right', got {value!r}")
+        elif key == "model_input_names":
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise r.fail(key, f"expected a list of strings, got {value!r}")
+        elif key == "chat_template":
+            named = isinstance(value, list) and all(
+                isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(t.get("template"), str)
+                for t in value)
+            if not isinstance(value, str) and not named:
+                raise r.fail(key, 'expected a template string or a list of {"name": ..., "template": ...}, got '
+                                  f"{_kind(value)}")
+        elif not isinstance(value, str):  # tokenizer_class
+            raise r.fail(key, f"expected a string, got {_kind(value)}")
+        config[key] = value
+    return config
 
 
 def _read_bytes(path: str) -> bytes:
