@@ -117,7 +117,8 @@ class Replace(Normalizer):
         # a bad regex fails when the stage is built.  A pattern that matches the empty string
         # is refused: HF's regex engines and Python's find empty matches at different places
         # (Python also right after a non-empty match), so the results would differ.
-        if _compiled(self.pattern).search("") is not None if self.is_regex else not self.pattern:
+        matches_empty = (_compiled(self.pattern).search("") is not None) if self.is_regex else self.pattern == ""
+        if matches_empty:
             raise ValueError(f"the pattern {self.pattern!r} matches the empty string; pass one that matches at "
                              "least one character")
 
