@@ -368,8 +368,7 @@ class _Reader:
                 and len(set(ids)) == len(ids))
         seen: dict[int, str] = {}
         for token, tid in ([] if fine else vocab.items()):  # the slow pass names the first bad entry
-            if not isinstance(tid, int) or isinstance(tid, bool) or not 0 <= tid < 2 ** 32:
-                raise self.fail(f"{w}.vocab[{token!r}]", f"expected an integer id from 0 to 2**32 - 1, got {tid!r}")
+            self.token_id(tid, f"{w}.vocab[{token!r}]")
             if tid in seen:
                 raise self.fail(f"{w}.vocab[{token!r}]", f"id {tid} is also the id of {seen[tid]!r}; each token "
                                                          "needs its own id")
@@ -407,11 +406,9 @@ class _Reader:
             w = f"added_tokens[{i}]"
             t = self.obj(t, w)
             content = self.get(t, "content", w, str)
-            tid = self.get(t, "id", w, int)
+            tid = self.token_id(self.get(t, "id", w, int), f"{w}.id")
             if not content:
                 raise self.fail(f"{w}.content", "an added token must not be empty")
-            if tid < 0:
-                raise self.fail(f"{w}.id", f"expected a non-negative id, got {tid}")
             if content in contents:
                 raise self.fail(w, f"{content!r} is added twice")
             if tid not in ids and tid in model.ids and vocab.get(content) != tid:
