@@ -21,8 +21,9 @@ Performance notes
   (tiktoken's own approach), O(n^2) but with tiny constants and no allocation.
 * More units: a min-heap of merge candidates keyed by (rank, start) with lazy
   invalidation, O(n log n), same result.
-* Pairs of parts that are the canonical split of no token are skipped without a lookup
-  (bpe/_signatures.pxi); built once an encoder has merged 20,000 pieces.
+* Pairs of parts that are the canonical split of no token are skipped without a lookup,
+  and the others are answered by a table of all canonical splits (bpe/_signatures.pxi);
+  both built once an encoder has merged 20,000 pieces.
 * Pieces are found 32 at a time and what their lookups read is prefetched before any is
   encoded.
 * Each id's int object lies at a fixed place in a region the encoder owns
@@ -205,6 +206,8 @@ include "_merges.pxi"        # Hugging Face's merge-list rule
 # word that one thread reads is always one that some thread wrote for that key, with the
 # right answer (the answer depends only on the vocabulary).  Encoders whose ids need more than
 # 21 bits, or builds without lock-free 64-bit atomics, have no cache and look every pair up.
+# Once the split table is built (bpe/_signatures.pxi), it answers every question and the
+# cache is no longer asked.
 #
 # 65,536 words (512 KiB).  It replaced a thread-local cache of 8,192 16-byte entries tagged
 # with the encoder's generation: twice the memory per entry, and on the prose corpora about
@@ -236,6 +239,8 @@ ctypedef struct Local:
     bpe_caches caches            # this thread's piece caches (bpe/_piece_cache.h)
     const uint64_t* sig      # Signatures.sig once built and enabled, else NULL
     uint64_t sig_mask        # Signatures.mask (with sig)
+    const uint64_t* split    # Signatures.split with sig, else NULL
+    uint64_t split_mask      # Signatures.split_mask (with split)
     Signatures* sigs         # the Encoder's (NULL: none)
     const MergeList* ml      # the Encoder's merge list when it runs HF's rule, else NULL
 
@@ -247,6 +252,8 @@ cdef inline Local _local(uint64_t gen, Signatures* sigs, unsigned long long* pai
     loc.caches = bpe_caches_of_thread()
     loc.sig = NULL                   # set by the first piece that goes through the merge loop
     loc.sig_mask = 0
+    loc.split = NULL
+    loc.split_mask = 0
     loc.sigs = sigs
     loc.ml = NULL
     return loc
@@ -255,11 +262,14 @@ cdef inline Local _local(uint64_t gen, Signatures* sigs, unsigned long long* pai
 cdef inline tok_t _merged_rank(const TokenTable* t, const uint8_t* p, Py_ssize_t a, Py_ssize_t b,
                                tok_t left, tok_t right, tok_t limit, Local* loc) noexcept nogil:
     # rank of the token spelled by parts p[a:m] (id left) and p[m:b] (id right), if below limit
-    if loc.sig != NULL and not sig_pass(loc.sig, loc.sig_mask, left, right):
-        return NO_RANK
     cdef unsigned long long* e = NULL
     cdef unsigned long long want = 0, word = 0
     cdef tok_t r
+    if loc.split != NULL:
+        r = sig_rank(loc.sig, loc.sig_mask, loc.split, loc.split_mask, left, right)
+        return r if r < limit else NO_RANK
+    if loc.sig != NULL and not sig_pass(loc.sig, loc.sig_mask, left, right):
+        return NO_RANK
     if loc.pairs != NULL:
         e = bpe_pair_slot(loc.pairs, (<uint64_t><uint32_t>left << 32) | <uint32_t>right)
         want = (<unsigned long long>left << 43) | (<unsigned long long>right << 22) | 1
@@ -360,9 +370,16 @@ cdef inline bint _sm_merge(ShortMerge* s, const Local* loc) noexcept nogil:
     out[a] = <tok_t>(best >> SHORT_SHIFT)
     s.nxt[a] = c
     z = s.prv[a]
-    if loc.pairs != NULL:
-        # the merge raises two questions: start both cache words on their way before
-        # waiting on the first (o200k prose +1.1-1.5%, paired rounds; others even)
+    if loc.split != NULL:
+        # the merge raises two questions: start both table lines on their way before
+        # waiting on the first
+        if c < s.n:
+            sig_prefetch(loc.split, loc.split_mask, out[a], out[c])
+        if z >= 0:
+            sig_prefetch(loc.split, loc.split_mask, out[z], out[a])
+    elif loc.pairs != NULL:
+        # likewise the pair cache's words (o200k prose +1.1-1.5%, paired rounds; others
+        # even)
         if c < s.n:
             bpe_prefetch(bpe_pair_slot(loc.pairs, (<uint64_t><uint32_t>out[a] << 32) | <uint32_t>out[c]))
         if z >= 0:
@@ -831,6 +848,8 @@ cdef inline void _signatures_for_merge(Tables* tb, Local* loc) noexcept nogil:
         if loc.sig != NULL:
             # (written before the state that sig_usable read with acquire: not before then)
             loc.sig_mask = loc.sigs.mask
+            loc.split = loc.sigs.split
+            loc.split_mask = loc.sigs.split_mask
 
 
 cdef Py_ssize_t _piece_merged(Tables* tb, Local* loc, const uint8_t* p, Py_ssize_t n, tok_t* out) noexcept nogil:
@@ -1135,6 +1154,7 @@ cdef class Encoder:
         bt_free(&self.tb.bt)
         cu_free(&self.tb.cu)
         free(self.tb.sigs.sig)
+        free(self.tb.sigs.split)
         tt_free(&self.tb.table)
         free(self.tb.pair2)
         free(self.pairs)
@@ -1590,6 +1610,20 @@ cdef class Encoder:
     def _signatures_state(self):
         """For tests: "unbuilt", "ready" or "unavailable"."""
         return _STATES[self.tb.sigs.state]
+
+    def _split_table_slots(self):
+        """For tests: the split table's number of slots (0: none, or not built yet)."""
+        return self.tb.sigs.split_mask + 1 if self.tb.sigs.split != NULL else 0
+
+    def _split_rank(self, tok_t left, tok_t right):
+        """For tests: what the merge loop learns of the pair ``(left, right)`` from the
+        signatures and the split table: the rank of the token it is the canonical split of,
+        or None (None too while the table is not built)."""
+        cdef Signatures* s = &self.tb.sigs
+        if s.state != SIG_READY or s.split == NULL:
+            return None
+        cdef tok_t r = sig_rank(s.sig, s.mask, s.split, s.split_mask, left, right)
+        return None if r == NO_RANK else r
 
     def _signatures_pass(self, tok_t left, tok_t right):
         """For tests: whether the signatures let the pair ``(left, right)`` through to a lookup

@@ -1,6 +1,7 @@
-# Pair signatures for the merge loop of bpe/_core.pyx (textually included there, like
-# _charunits.pxi).  They let the merge loop skip the lookup of most pairs of parts that make
-# no token; they do not merge, split text or decide any id on their own.
+# Pair signatures and the split table for the merge loop of bpe/_core.pyx (textually included
+# there, like _charunits.pxi).  The signatures let the merge loop skip the lookup of most pairs
+# of parts that make no token; the split table answers the others.  They do not merge or
+# split text.
 
 # --------------------------------------------------------------------------------------------
 # Why a pair can be skipped
@@ -36,6 +37,8 @@
 ctypedef struct Signatures:
     uint64_t* sig            # the filter's words (a power of two of them)
     uint64_t mask            # their number less one
+    uint64_t* split          # the split table (see below; NULL: none, ask the pair cache)
+    uint64_t split_mask      # its slots less one
     int state                # SIG_UNBUILT, SIG_READY or SIG_UNAVAILABLE (read with acquire)
     int enabled              # 0: no pair is skipped (for tests and A/B runs)
     Py_ssize_t seen          # pieces merged so far (counted up to `after`, then built)
@@ -70,6 +73,88 @@ cdef inline bint sig_pass(const uint64_t* sig, uint64_t mask, tok_t left, tok_t 
     return (sig[h & mask] & bits) == bits
 
 
+# --------------------------------------------------------------------------------------------
+# The split table
+# --------------------------------------------------------------------------------------------
+#
+# By the rule above, the pairs that can merge are exactly the canonical splits, one per token
+# that has one, so a table of all of them answers every pair question of the merge loop:
+# (a, b) -> the rank of the token it splits, or "no token" when absent.  A pair that passes
+# the filter is looked up there, one probe into a table that lives in the L2/L3 caches,
+# instead of the pair cache and, on its misses, hashing the parts' bytes into the much larger
+# token table.  Slots are 64-bit words, (left << 43) | (right << 22) | (rank << 1) | 1 (the
+# pair cache's form), 0 for an empty one; linear probing from bits of the filter's hash,
+# at most 4/5 full (o200k_base: 262,144 slots, 2 MiB; cl100k_base: 1 MiB).  Tables whose
+# ids need more than 21 bits have none.
+
+
+cdef enum:
+    SPLIT_ID_LIMIT = 0x1FFFFF        # ranks and ids below this fit the table's fields
+
+
+cdef inline uint64_t _split_slot(uint64_t h, uint64_t mask) noexcept nogil:
+    # (bits that neither the filter's word index nor its two bits use)
+    return (h >> 20) & mask
+
+
+cdef inline uint64_t _split_want(tok_t left, tok_t right) noexcept nogil:
+    return (<uint64_t><uint32_t>left << 43) | (<uint64_t><uint32_t>right << 22) | 1
+
+
+cdef inline tok_t sig_rank(const uint64_t* sig, uint64_t sig_mask, const uint64_t* split,
+                           uint64_t split_mask, tok_t left, tok_t right) noexcept nogil:
+    """The rank of the token whose canonical split is (left, right), else NO_RANK, from the
+    filter (``sig``, its words less one) and then the split table (``split``, its slots less
+    one)."""
+    cdef uint64_t h = _split_hash(left, right)
+    cdef uint64_t bits = _split_bits(h)
+    cdef uint64_t want, w, i
+    if (sig[h & sig_mask] & bits) != bits:
+        return NO_RANK
+    want = _split_want(left, right)
+    i = _split_slot(h, split_mask)
+    while True:
+        w = split[i]
+        if (w & ~(<uint64_t>SPLIT_ID_LIMIT << 1)) == want:
+            return <tok_t>((w >> 1) & SPLIT_ID_LIMIT)
+        if w == 0:
+            return NO_RANK
+        i = (i + 1) & split_mask
+
+
+cdef inline void sig_prefetch(const uint64_t* split, uint64_t split_mask, tok_t left, tok_t right) noexcept nogil:
+    # start fetching the split-table line that sig_rank of this pair reads first
+    bpe_prefetch(&split[_split_slot(_split_hash(left, right), split_mask)])
+
+
+cdef void _split_table_build(Signatures* s, const Backtrack* bt, Py_ssize_t n) noexcept nogil:
+    # the table of the n tokens' splits (none when an id is too large or memory is short)
+    cdef Py_ssize_t i, count = 0
+    cdef uint64_t slots = 16, j, h
+    cdef tok_t l, r
+    if n >= SPLIT_ID_LIMIT:
+        return
+    for i in range(n):
+        if bt.left[i] != NO_TOKEN:
+            count += 1
+    while 4 * slots < 5 * <uint64_t>count:    # load <= 4/5
+        slots <<= 1
+    s.split = <uint64_t*>calloc(slots, sizeof(uint64_t))
+    if s.split == NULL:
+        return
+    s.split_mask = slots - 1
+    for i in range(n):
+        l = bt.left[i]
+        r = bt.right[i]
+        if l == NO_TOKEN:
+            continue
+        h = _split_hash(l, r)
+        j = _split_slot(h, s.split_mask)
+        while s.split[j] != 0:
+            j = (j + 1) & s.split_mask
+        s.split[j] = _split_want(l, r) | (<uint64_t>i << 1)
+
+
 cdef int _sig_build_with_gil(Signatures* s, Backtrack* bt, const TokenTable* t,
                              const tok_t* byte_rank) noexcept:
     # build once (the GIL makes other threads wait), then publish the state
@@ -94,6 +179,7 @@ cdef int _sig_build_with_gil(Signatures* s, Backtrack* bt, const TokenTable* t,
                     sig[h & (words - 1)] |= _split_bits(h)
             s.sig = sig
             s.mask = words - 1
+            _split_table_build(s, bt, n)
             state = SIG_READY
     bpe_store_release(&s.state, state)
     return state

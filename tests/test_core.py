@@ -911,6 +911,56 @@ def test_signatures_pass_every_split_and_few_other_pairs(cython_backend):
     assert passed < 0.06 * len(others)
 
 
+def test_split_table_answers_every_split_and_nothing_else(cython_backend):
+    """The split table (built with the signatures) gives each canonical split its token's
+    rank, and no rank to pairs that are no split, even where the concatenation is a token
+    (the merge loop then asks it instead of the token table)."""
+    enc = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")
+    core = enc._core
+    assert core._split_rank(300, 400) is None and core._split_table_slots() == 0
+    enc.encode_ordinary(read_text("austen.txt")[:5_000])
+    assert core._split_table_slots() == 1 << 18          # 2 MiB: load <= 4/5
+    n = enc.n_vocab - len(enc.special_tokens_set)
+    splits = {}
+    for token in range(n):
+        split = core._backtrack_split(token)
+        if split is not None:
+            splits[split] = token
+    assert len(splits) > 190_000
+    assert all(core._split_rank(left, right) == token for (left, right), token in splits.items())
+    rng = random.Random(12)
+    checked = 0
+    while checked < 20_000:
+        pair = (rng.randrange(2_000), rng.randrange(2_000))
+        if pair not in splits:
+            assert core._split_rank(*pair) is None, pair
+            checked += 1
+    # " the" is a token; (" ", "the") is not its canonical split (" t" + "he" is)
+    the = enc.encode_single_token(b" the")
+    space, word = enc.encode_single_token(b" "), enc.encode_single_token(b"the")
+    assert (space, word) not in splits and core._split_rank(space, word) is None
+    assert enc.encode_ordinary(" the") == [the]
+
+
+def test_ids_past_the_split_tables_fields(cython_backend):
+    """Ids of 2**21 - 1 or more do not fit the split table's (or the pair cache's) fields:
+    such a vocabulary gets signatures but no table, and encodes as the reference does."""
+    ranks = {bytes([b]): b for b in range(256)}
+    for x in range(65536):                         # every two bytes, then 458,752 of three
+        ranks[x.to_bytes(2, "big")] = len(ranks)   # (ids this large need that many tokens)
+    for x in range(7 << 16):
+        ranks[x.to_bytes(3, "big")] = len(ranks)
+    ranks[b"abcd"] = 2_100_000
+    tok = bpe.Tokenizer(ranks, pattern=None)
+    tok._core._set_signatures(True, 0)
+    reference = _reference_of(ranks)
+    for text in ("abcd ab \x01\x02\x03abcd\x05" * 3, "xabcdabcd", "\x04" * 40):
+        assert tok.encode_ordinary(text) == reference.encode_ordinary(text)
+    assert 2_100_000 in tok.encode_ordinary("xabcdabcd")
+    assert tok._core._signatures_state() == "ready"
+    assert tok._core._split_table_slots() == 0 and tok._core._pair_cache_slots() == 0
+
+
 def test_signatures_wait_for_enough_merged_pieces(cython_backend):
     enc = bpe.Tokenizer(bpe.get_encoding("cl100k_base").mergeable_ranks, pattern="cl100k_base")
     enc._core._set_signatures(True, 50)
