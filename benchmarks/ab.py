@@ -7,7 +7,8 @@ DIR_A and DIR_B each hold a built ``bpe`` package (e.g. a copy of ``bpe/`` after
 ``python setup.py build_ext --inplace`` on each version).  Each round starts one fresh
 process per build, alternately; each process encodes the first 800 KB of the named corpus
 files as ~8 KB documents five times (cold caches before each) and reports its best MB/s.
-Prints the medians and B/A.  It measures; it does not judge.
+Prints the medians and B/A.  It measures; it does not judge.  Both builds must give the same
+ids (a digest of each process's ids is compared): a faster wrong build is refused.
 
 With ``--peers``, each process also times the named peers (labels of ``benchmarks.run.peers``)
 on the same documents, interleaved with bpe round by round as ``python -m benchmarks`` does.
@@ -38,8 +39,11 @@ for f in files:
     docs += [text[i:i + 8000] for i in range(0, len(text), 8000)]
 enc = bpe.get_encoding(name)
 n_bytes = sum(len(d.encode("utf-8")) for d in docs)
-for d in docs:
-    enc.encode_ordinary(d)           # builds any lazy tables before timing
+import array, hashlib
+digest = hashlib.sha256()
+for d in docs:                       # builds any lazy tables before timing
+    digest.update(array.array("q", enc.encode_ordinary(d)).tobytes())
+print(digest.hexdigest())            # the builds' ids must agree
 if not peer_labels:
     best = float("inf")
     for _ in range(5):
@@ -81,6 +85,7 @@ def main(argv=None) -> int:
                            "corpora")
     speeds: dict[str, list[float]] = {"A": [], "B": []}
     ratios: dict[str, list[float]] = {"A": [], "B": []}
+    digests: dict[str, str] = {}      # a digest of each build's ids
     for _ in range(args.rounds):
         for label, folder in (("A", args.dir_a), ("B", args.dir_b)):
             out = subprocess.run([sys.executable, "-c", _CHILD, os.path.abspath(folder), args.encoding, args.files,
@@ -88,7 +93,13 @@ def main(argv=None) -> int:
             if out.returncode != 0:
                 sys.stderr.write(out.stderr)
                 return 1
-            ours, tiktoken = (float(x) for x in out.stdout.split())
+            ids, ours, tiktoken = out.stdout.split()
+            digests.setdefault(label, ids)
+            if digests[label] != ids or digests.get("A", ids) != ids:
+                sys.stderr.write(f"the builds give different ids on {args.files} ({args.encoding}): "
+                                 "compare their outputs before timing them\n")
+                return 1
+            ours, tiktoken = float(ours), float(tiktoken)
             speeds[label].append(ours)
             ratios[label].append(ours / tiktoken)
     a, b = statistics.median(speeds["A"]), statistics.median(speeds["B"])

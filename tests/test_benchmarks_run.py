@@ -69,6 +69,43 @@ def test_ab_runs_on_two_builds(tmp_path):
     assert "B/A" in out.stdout
 
 
+def _fake_build(folder, extra_id):
+    """A folder holding a stand-in ``bpe`` package whose encoder gives one id per document:
+    its length, plus ``extra_id``."""
+    package = folder / "bpe"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        "class _Core:\n"
+        "    def _forget_cached_pieces(self):\n"
+        "        pass\n"
+        "class _Encoding:\n"
+        "    _core = _Core()\n"
+        "    def encode_ordinary(self, text):\n"
+        f"        return [len(text) + {extra_id}]\n"
+        "def get_encoding(name):\n"
+        "    return _Encoding()\n", encoding="utf-8")
+    return str(folder)
+
+
+def test_ab_refuses_builds_whose_ids_differ(tmp_path):
+    """A faster build that gives other ids is no speed-up: benchmarks.ab compares a digest of
+    each build's ids and stops when they differ."""
+    corpora = tmp_path / "corpora"
+    corpora.mkdir()
+    (corpora / "sample.txt").write_text("some text to encode. " * 500, encoding="utf-8")
+    env = dict(os.environ, BPE_SHARED_DATA=str(tmp_path))
+    a, b = _fake_build(tmp_path / "a", 0), _fake_build(tmp_path / "b", 1)
+
+    def ab(x, y):
+        return subprocess.run([sys.executable, "-m", "benchmarks.ab", x, y, "--files", "sample.txt",
+                               "--rounds", "1"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+    same = ab(a, a)
+    assert same.returncode == 0 and "B/A" in same.stdout, same.stderr[-2000:]
+    differ = ab(a, b)
+    assert differ.returncode != 0 and "different ids" in differ.stderr
+
+
 def test_ab_with_peers_reports_the_ratio_to_tiktoken(tmp_path):
     """``--peers tiktoken`` times tiktoken between bpe's rounds in each process and compares
     bpe's speed relative to it; an unknown peer is refused by name."""
