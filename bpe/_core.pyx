@@ -302,20 +302,23 @@ cdef inline tok_t _first_rank(const Tables* tb, const uint8_t* p, const int32_t*
 
 
 cdef enum:
-    # _bpe_short's keys are rank << SHORT_SHIFT | index in 31 bits, so the linear scan takes
-    # ranks below SHORT_RANK_LIMIT (every real vocabulary; a bigger one uses the heap)
+    # _bpe_short's keys are (rank << SHORT_SHIFT | index) + SHORT_BIAS, from SHORT_BIAS up to
+    # below SHORT_NONE, as bpe_min_keys needs them (see _c_helpers.h), so the linear scan
+    # takes ranks below SHORT_RANK_LIMIT (66,584,576: every real vocabulary; a bigger one
+    # uses the heap)
     SHORT_SHIFT = 5                       # LINEAR_MAX <= 32 indices
-    SHORT_RANK_LIMIT = 1 << (31 - SHORT_SHIFT)
-    SHORT_NONE = 0x7FFFFFFF               # no merge (above every key)
+    SHORT_BIAS = 0x00800000
+    SHORT_NONE = 0x7F800000               # no merge (above every key)
+    SHORT_RANK_LIMIT = (SHORT_NONE - SHORT_BIAS) >> SHORT_SHIFT
 
 
 cdef inline int32_t _short_key(tok_t rank, Py_ssize_t i) noexcept nogil:
-    return SHORT_NONE if rank == NO_RANK else <int32_t>((rank << SHORT_SHIFT) | i)
+    return SHORT_NONE if rank == NO_RANK else <int32_t>(((rank << SHORT_SHIFT) | i) + SHORT_BIAS)
 
 
 ctypedef struct ShortMerge:
     # _bpe_short's state: parts stay at the index of their first unit, linked by nxt/prv;
-    # key[i] = (rank of part i merged with the next part) << SHORT_SHIFT | i, SHORT_NONE for
+    # key[i] = _short_key(rank of part i merged with the next part, i), SHORT_NONE for
     # "no merge" (and for indices that no longer start a part).  A struct, with each step in
     # two halves (_sm_merge, _sm_ask): the compiler's code for that ran faster than for one
     # loop over local arrays.
@@ -328,6 +331,8 @@ ctypedef struct ShortMerge:
     int32_t a                 # the merge in progress: part a absorbed part c; z is before a
     int32_t c
     int32_t z
+    uint64_t hc               # with the split table: the hashes of the pairs (a, c) and (z, a)
+    uint64_t hz
     int32_t key[LINEAR_MAX]
     int32_t nxt[LINEAR_MAX]
     int32_t prv[LINEAR_MAX]
@@ -363,6 +368,7 @@ cdef inline bint _sm_merge(ShortMerge* s, const Local* loc) noexcept nogil:
     cdef tok_t* out = s.out
     if best == SHORT_NONE:
         return False
+    best -= SHORT_BIAS
     # part a absorbs the part after it
     a = best & ((1 << SHORT_SHIFT) - 1)
     c = s.nxt[s.nxt[a]]
@@ -372,11 +378,11 @@ cdef inline bint _sm_merge(ShortMerge* s, const Local* loc) noexcept nogil:
     z = s.prv[a]
     if loc.split != NULL:
         # the merge raises two questions: start both table lines on their way before
-        # waiting on the first
+        # waiting on the first (their hashes kept for _sm_ask)
         if c < s.n:
-            sig_prefetch(loc.split, loc.split_mask, out[a], out[c])
+            s.hc = split_hash_fetched(loc.split, loc.split_mask, out[a], out[c])
         if z >= 0:
-            sig_prefetch(loc.split, loc.split_mask, out[z], out[a])
+            s.hz = split_hash_fetched(loc.split, loc.split_mask, out[z], out[a])
     elif loc.pairs != NULL:
         # likewise the pair cache's words (o200k prose +1.1-1.5%, paired rounds; others
         # even)
@@ -394,6 +400,19 @@ cdef inline void _sm_ask(ShortMerge* s, const TokenTable* t, Local* loc) noexcep
     # the keys of the pairs the last merge made
     cdef int32_t a = s.a, c = s.c, z = s.z
     cdef tok_t* out = s.out
+    cdef tok_t r
+    if loc.split != NULL:
+        # (the split table needs only the ids, and the hashes _sm_merge made)
+        if c < s.n:
+            s.prv[c] = a
+            r = sig_rank_hashed(loc.sig, loc.sig_mask, loc.split, loc.split_mask, out[a], out[c], s.hc)
+            s.key[a] = _short_key(r if r < s.limit else NO_RANK, a)
+        else:
+            s.key[a] = SHORT_NONE
+        if z >= 0:
+            r = sig_rank_hashed(loc.sig, loc.sig_mask, loc.split, loc.split_mask, out[z], out[a], s.hz)
+            s.key[z] = _short_key(r if r < s.limit else NO_RANK, z)
+        return
     if c < s.n:
         s.prv[c] = a
         s.key[a] = _short_key(_merged_rank(t, s.p, s.off[a], s.off[s.nxt[c]], out[a], out[c], s.limit, loc), a)
@@ -418,7 +437,8 @@ cdef Py_ssize_t _bpe_short(const Tables* tb, const uint8_t* p, Py_ssize_t n, con
     # Linear scan (n <= LINEAR_MAX units; unit i is p[off[i]:off[i+1]] with id out[i] on
     # entry; every rank below SHORT_RANK_LIMIT): one branch-free minimum over the n keys (see
     # ShortMerge) finds the lowest rank, leftmost among equals, and no array is ever shifted.
-    # The keys are 32-bit so that the minimum runs four to a vector.
+    # The keys are 32-bit so that the minimum runs four to a vector (as floats: see
+    # bpe_min_keys).
     cdef ShortMerge s
     _sm_init(&s, tb, p, n, off, limit, loc, out)
     while _sm_merge(&s, loc):
@@ -1610,6 +1630,28 @@ cdef class Encoder:
     def _signatures_state(self):
         """For tests: "unbuilt", "ready" or "unavailable"."""
         return _STATES[self.tb.sigs.state]
+
+    @staticmethod
+    def _linear_minimum(ranks):
+        """For tests: what the linear merge loop's minimum picks among pairs of these ranks
+        (None: no merge), as (rank, index), or None when no pair merges (at most LINEAR_MAX
+        ranks, each below SHORT_RANK_LIMIT)."""
+        cdef int32_t key[LINEAR_MAX]
+        cdef Py_ssize_t i, n = len(ranks)
+        if n > LINEAR_MAX:
+            raise ValueError(f"at most {LINEAR_MAX} ranks")
+        for i in range(LINEAR_MAX):
+            key[i] = SHORT_NONE
+        for i in range(n):
+            if ranks[i] is not None:
+                if not 0 <= ranks[i] < SHORT_RANK_LIMIT:
+                    raise ValueError(f"ranks lie in 0..{SHORT_RANK_LIMIT - 1}")
+                key[i] = _short_key(ranks[i], i)
+        cdef int32_t best = bpe_min_keys(key, (n + 7) & ~7 if n > 0 else 8)
+        if best == SHORT_NONE:
+            return None
+        best -= SHORT_BIAS
+        return (best >> SHORT_SHIFT, best & ((1 << SHORT_SHIFT) - 1))
 
     def _split_table_slots(self):
         """For tests: the split table's number of slots (0: none, or not built yet)."""

@@ -106,7 +106,12 @@ cdef inline tok_t sig_rank(const uint64_t* sig, uint64_t sig_mask, const uint64_
     """The rank of the token whose canonical split is (left, right), else NO_RANK, from the
     filter (``sig``, its words less one) and then the split table (``split``, its slots less
     one)."""
-    cdef uint64_t h = _split_hash(left, right)
+    return sig_rank_hashed(sig, sig_mask, split, split_mask, left, right, _split_hash(left, right))
+
+
+cdef inline tok_t sig_rank_hashed(const uint64_t* sig, uint64_t sig_mask, const uint64_t* split,
+                                  uint64_t split_mask, tok_t left, tok_t right, uint64_t h) noexcept nogil:
+    # sig_rank with the pair's hash (split_hash) already known
     cdef uint64_t bits = _split_bits(h)
     cdef uint64_t want, w, i
     if (sig[h & sig_mask] & bits) != bits:
@@ -122,9 +127,13 @@ cdef inline tok_t sig_rank(const uint64_t* sig, uint64_t sig_mask, const uint64_
         i = (i + 1) & split_mask
 
 
-cdef inline void sig_prefetch(const uint64_t* split, uint64_t split_mask, tok_t left, tok_t right) noexcept nogil:
-    # start fetching the split-table line that sig_rank of this pair reads first
-    bpe_prefetch(&split[_split_slot(_split_hash(left, right), split_mask)])
+cdef inline uint64_t split_hash_fetched(const uint64_t* split, uint64_t split_mask, tok_t left,
+                                        tok_t right) noexcept nogil:
+    """The pair's hash for sig_rank_hashed, with the split-table line it reads first on its
+    way."""
+    cdef uint64_t h = _split_hash(left, right)
+    bpe_prefetch(&split[_split_slot(h, split_mask)])
+    return h
 
 
 cdef void _split_table_build(Signatures* s, const Backtrack* bt, Py_ssize_t n) noexcept nogil:

@@ -911,6 +911,25 @@ def test_signatures_pass_every_split_and_few_other_pairs(cython_backend):
     assert passed < 0.06 * len(others)
 
 
+def test_linear_minimum_is_the_lowest_rank_leftmost(cython_backend):
+    """The linear merge loop's keys are compared as floats (bpe_min_keys): the lowest rank
+    wins, the leftmost among equals, over the whole range of ranks it takes."""
+    minimum = bpe._core.Encoder._linear_minimum
+    top = 66_584_576 - 1
+    rng = random.Random(13)
+    assert minimum([]) is None and minimum([None] * 24) is None
+    assert minimum([top, None, top]) == (top, 0)
+    assert minimum([top, 0]) == (0, 1)
+    for _ in range(3_000):
+        n = rng.randint(1, 24)
+        pool = [0, 1, 2, top, top - 1, 1 << 18, (1 << 18) - 1, 1 << 25, rng.randrange(top + 1)]
+        ranks = [rng.choice(pool + [None]) for _ in range(n)]
+        present = [(r, i) for i, r in enumerate(ranks) if r is not None]
+        assert minimum(ranks) == (min(present) if present else None), ranks
+    with pytest.raises(ValueError):
+        minimum([top + 1])
+
+
 def test_split_table_answers_every_split_and_nothing_else(cython_backend):
     """The split table (built with the signatures) gives each canonical split its token's
     rank, and no rank to pairs that are no split, even where the concatenation is a token
