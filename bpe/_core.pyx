@@ -272,7 +272,7 @@ cdef inline tok_t _merged_rank(const TokenTable* t, const uint8_t* p, Py_ssize_t
         return NO_RANK
     if loc.pairs != NULL:
         e = bpe_pair_slot(loc.pairs, (<uint64_t><uint32_t>left << 32) | <uint32_t>right)
-        want = (<unsigned long long>left << 43) | (<unsigned long long>right << 22) | 1
+        want = pair_key_word(left, right)
         word = bpe_pair_load(e)
     if e != NULL and (word & ~(BPE_PAIR_NONE << 1)) == want:
         r = <tok_t>((word >> 1) & BPE_PAIR_NONE)

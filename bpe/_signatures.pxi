@@ -97,7 +97,8 @@ cdef inline uint64_t _split_slot(uint64_t h, uint64_t mask) noexcept nogil:
     return (h >> 20) & mask
 
 
-cdef inline uint64_t _split_want(tok_t left, tok_t right) noexcept nogil:
+cdef inline uint64_t pair_key_word(tok_t left, tok_t right) noexcept nogil:
+    """A pair's word with no answer in it: the split table's and the pair cache's form."""
     return (<uint64_t><uint32_t>left << 43) | (<uint64_t><uint32_t>right << 22) | 1
 
 
@@ -116,7 +117,7 @@ cdef inline tok_t sig_rank_hashed(const uint64_t* sig, uint64_t sig_mask, const 
     cdef uint64_t want, w, i
     if (sig[h & sig_mask] & bits) != bits:
         return NO_RANK
-    want = _split_want(left, right)
+    want = pair_key_word(left, right)
     i = _split_slot(h, split_mask)
     while True:
         w = split[i]
@@ -161,7 +162,7 @@ cdef void _split_table_build(Signatures* s, const Backtrack* bt, Py_ssize_t n) n
         j = _split_slot(h, s.split_mask)
         while s.split[j] != 0:
             j = (j + 1) & s.split_mask
-        s.split[j] = _split_want(l, r) | (<uint64_t>i << 1)
+        s.split[j] = pair_key_word(l, r) | (<uint64_t>i << 1)
 
 
 cdef int _sig_build_with_gil(Signatures* s, Backtrack* bt, const TokenTable* t,
