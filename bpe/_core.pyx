@@ -154,6 +154,7 @@ cdef enum:
     OFFSETS_DISAGREE = -5    # char_offsets: the word marks and token lengths disagree (a bug)
     TEXT_TOO_LONG = -6       # offsets of a text of 4 GiB or more (they are counted in 32 bits)
     PIECE_MISSED = -7        # _piece_known: not a token, nor in its set of the piece cache
+    FOUND_IN_RING = -8       # _entry_ids: the entry holds the piece, its ids are in the ring
 
 
 cdef int _check_status(Py_ssize_t status) except -1:
@@ -601,6 +602,7 @@ cdef enum:
     CACHE_MAX_IDS = 3
     LONG_CACHE_MAX_BYTES = 30          # (the sizes of bpe/_piece_cache.h's entries)
     LONG_CACHE_MAX_IDS = 7
+    LONG_IN_RING = 255                 # a long entry's n_ids when its piece's ids are in the ring
     RING_MAX_BYTES = 1024              # (longer pieces are merged at every call)
 
 bpe_caches_setup()   # (the key that frees a thread's piece caches when it ends)
@@ -836,7 +838,18 @@ cdef inline Py_ssize_t _piece_sized_entry(Local* loc, const uint8_t* p, Py_ssize
         if n > CACHE_MAX_BYTES or bpe_long_holds_short(&loc.caches, g[0]):
             bpe_prefetch(&g[0][1])       # (the second line's wait overlaps the first's)
             k = _entry_ids(&g[0][0], gen, p, n, out)
-            return k if k >= 0 else _long_second(g[0], gen, p, n, out)
+            if k == -1:
+                k = _long_second(g[0], gen, p, n, out)
+            if k == FOUND_IN_RING:
+                # more ids than an entry holds: the entry stands for the piece, its ids are in
+                # the ring; if the ring has come round to them, only they are kept again
+                x[0] = bpe_ring_slot_of(&loc.caches, h)
+                k = _ring_ids(&loc.caches, x[0], h, gen, p, n, out)
+                if k < 0:
+                    k = _ring_second(&loc.caches, x[0], h, gen, p, n, out)
+                if k < 0:
+                    g[0] = NULL
+            return k
     elif n <= RING_MAX_BYTES:
         # rarer still, but each costs hundreds of instructions per byte to merge (rules of
         # '=' or '#' in code, runs of CJK text)
@@ -903,6 +916,15 @@ cdef inline void _piece_keep(Local* loc, const uint8_t* p, Py_ssize_t n, uint64_
         # into the pair's first place; the entry there moves to the second
         bpe_long_pair_shift(&loc.caches, g, n <= CACHE_MAX_BYTES)
         _entry_fill(g, gen, p, n, ids, k)
+    elif g != NULL and k > 0:
+        # too many ids for the entry (runs of CJK text under cl100k_base): it holds the piece,
+        # marked LONG_IN_RING, and its ids go into the ring
+        bpe_long_pair_shift(&loc.caches, g, n <= CACHE_MAX_BYTES)
+        g.gen = gen
+        g.length = <unsigned char>n
+        g.n_ids = LONG_IN_RING
+        memcpy(g.bytes, p, n)
+        _ring_keep(&loc.caches, bpe_ring_slot_of(&loc.caches, h), h, gen, p, n, ids, k)
     elif x != NULL and k > 0:
         _ring_keep(&loc.caches, x, h, gen, p, n, ids, k)
 
@@ -913,6 +935,8 @@ cdef inline Py_ssize_t _entry_ids(const bpe_long_entry* x, unsigned int gen, con
     cdef Py_ssize_t i
     if x.gen != gen or x.length != n or memcmp(x.bytes, p, n) != 0:
         return -1
+    if x.n_ids == LONG_IN_RING:
+        return FOUND_IN_RING
     for i in range(x.n_ids):
         out[i] = x.ids[i]
     return x.n_ids

@@ -39,7 +39,9 @@ typedef struct {
         unsigned char bytes[max_bytes];                                                   \
         int ids[max_ids];                                                                 \
     } entry;
-/* 64 bytes: 15-30 bytes, or up to 14 with more ids than a set entry holds */
+/* 64 bytes: 15-30 bytes, or up to 14 with more ids than a set entry holds; a piece of
+   either kind with more than 7 ids is kept here with n_ids LONG_IN_RING (_core.pyx) and
+   its ids in the ring below */
 BPE_SIZED_ENTRY(bpe_long_entry, 30, 7)
 /* (a compile error if an entry is not the size of a cache line) */
 typedef char bpe_long_entry_fills_a_line[sizeof(bpe_long_entry) == 64 ? 1 : -1];

@@ -176,7 +176,7 @@ def _piece_cache_sets(sets):
 def test_piece_cache_sets_keep_their_pieces_apart(cython_backend, sets):
     """Many distinct pieces that are not tokens, repeated in a shuffled order, so that the
     two-way sets of the piece cache fill, swap and evict, the long entries (more ids, or
-    15-30 bytes) are written over, and the ring of the longest pieces (31-1,024 bytes) comes
+    15-30 bytes; with more than 7 ids, in the ring) are written over, and the ring of the longest pieces (31-1,024 bytes) comes
     round many times over entries its slots still name: every call gives the ids the merge
     loop gives without any cache.  (More pieces of each size than its cache holds: at 4,096
     sets, 2 x 4,096 and 2,048 entries and a ring of 128 KiB; at 256, a ring of 8 KiB; at 0,
@@ -238,6 +238,53 @@ def test_a_short_piece_with_many_ids_is_merged_once(cython_backend):
                 for _ in range(3):
                     assert core.encode_pieces([piece]) == want[piece]
                 assert core._pieces_merged() == merged + 1, (piece, sets)
+
+
+def test_a_piece_of_up_to_30_bytes_with_many_ids_is_merged_once(cython_backend):
+    """A piece short enough for the long entries but with more ids than one holds (more than
+    7: runs of CJK text under cl100k_base, or of consonants) keeps the piece in its long
+    entry and the ids in the ring (bpe/_piece_cache.h): found again there, not merged at
+    every call, at the default size and in the static fallback, whether the piece would fit
+    the two-way sets by its length (14 bytes) or not (29)."""
+    enc = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")
+    core = enc._core
+    core._set_signatures(True, 10**9)  # (so that _pieces_merged keeps counting)
+    core._set_backtrack_min_bytes(-1)  # (every piece through the merge loop, which it counts)
+    pieces = [" zqxjvkqzqxjvk", " zqxjvkqzqxjvkqzqxjvkqzqxjvkq"]
+    want = {p: core.encode_piece_bytes(p.encode()) for p in pieces}
+    assert [len(p.encode()) for p in pieces] == [14, 29] and all(len(w) > 7 for w in want.values())
+    for sets in (1 << 16, 0):
+        with _piece_cache_sets(sets):
+            for piece in pieces:
+                merged = core._pieces_merged()
+                for _ in range(3):
+                    assert core.encode_pieces([piece]) == want[piece]
+                assert core._pieces_merged() == merged + 1, (piece, sets)
+
+
+def test_a_piece_whose_ring_entry_is_written_over_is_merged_again(cython_backend):
+    """When the ring has come round to the ids of a piece whose long entry still stands for
+    it, the piece is merged again and its ids go back into the ring: then it is found
+    again."""
+    enc = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")
+    core = enc._core
+    core._set_signatures(True, 10**9)  # (so that _pieces_merged keeps counting)
+    core._set_backtrack_min_bytes(-1)
+    rng = random.Random(11)
+    piece = " zqxjvkqzqxjvkqzqxjvkqzqxjvkq"
+    want = core.encode_piece_bytes(piece.encode())
+    # pieces of 31-400 bytes that fill the static fallback's 8 KiB ring many times over
+    fillers = [" " + "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(rng.randint(31, 400)))
+               for _ in range(200)]
+    with _piece_cache_sets(0):
+        core._forget_cached_pieces()
+        assert core.encode_pieces([piece]) == want
+        assert core.encode_pieces(fillers) == [i for p in fillers for i in core.encode_piece_bytes(p.encode())]
+        merged = core._pieces_merged()
+        assert core.encode_pieces([piece]) == want
+        assert core._pieces_merged() == merged + 1          # its ids were written over
+        assert core.encode_pieces([piece, piece]) == want + want
+        assert core._pieces_merged() == merged + 1          # and kept again
 
 
 @pytest.mark.parametrize("low, high, shift, mask, max_ids", [
