@@ -135,6 +135,8 @@ cdef extern from "_piece_cache.h":
     unsigned char* bpe_ring_bytes(const bpe_ring_head* e) noexcept nogil
     int* bpe_ring_ids(const bpe_ring_head* e) noexcept nogil
     bpe_ring_head* bpe_ring_add(const bpe_caches* c, bpe_ring_slot* s, unsigned long long h, size_t size) noexcept nogil
+    bpe_ring_head* bpe_ring_append(const bpe_caches* c, size_t size, unsigned long long* pos1) noexcept nogil
+    const bpe_ring_head* bpe_ring_at(const bpe_caches* c, unsigned long long pos1) noexcept nogil
     bint bpe_long_holds_short(const bpe_caches* c, const bpe_long_entry* g) noexcept nogil
     void bpe_long_pair_shift(const bpe_caches* c, bpe_long_entry* g, int is_short) noexcept nogil
     size_t bpe_cache_sets
@@ -154,7 +156,7 @@ cdef enum:
     OFFSETS_DISAGREE = -5    # char_offsets: the word marks and token lengths disagree (a bug)
     TEXT_TOO_LONG = -6       # offsets of a text of 4 GiB or more (they are counted in 32 bits)
     PIECE_MISSED = -7        # _piece_known: not a token, nor in its set of the piece cache
-    FOUND_IN_RING = -8       # _entry_ids: the entry holds the piece, its ids are in the ring
+    IDS_GONE = -8            # _entry_ids: the entry holds the piece, but the ring no longer its ids
 
 
 cdef int _check_status(Py_ssize_t status) except -1:
@@ -837,19 +839,11 @@ cdef inline Py_ssize_t _piece_sized_entry(Local* loc, const uint8_t* p, Py_ssize
         g[0] = bpe_long_pair(&loc.caches, h)
         if n > CACHE_MAX_BYTES or bpe_long_holds_short(&loc.caches, g[0]):
             bpe_prefetch(&g[0][1])       # (the second line's wait overlaps the first's)
-            k = _entry_ids(&g[0][0], gen, p, n, out)
+            k = _entry_ids(&loc.caches, &g[0][0], gen, p, n, out)
             if k == -1:
-                k = _long_second(g[0], gen, p, n, out)
-            if k == FOUND_IN_RING:
-                # more ids than an entry holds: the entry stands for the piece, its ids are in
-                # the ring; if the ring has come round to them, only they are kept again
-                x[0] = bpe_ring_slot_of(&loc.caches, h)
-                k = _ring_ids(&loc.caches, x[0], h, gen, p, n, out)
-                if k < 0:
-                    k = _ring_second(&loc.caches, x[0], h, gen, p, n, out)
-                if k < 0:
-                    g[0] = NULL
-            return k
+                k = _long_second(&loc.caches, g[0], gen, p, n, out)
+            # (IDS_GONE: the piece is merged and its ids kept again, the first entry kept)
+            return k if k >= 0 else -1
     elif n <= RING_MAX_BYTES:
         # rarer still, but each costs hundreds of instructions per byte to merge (rules of
         # '=' or '#' in code, runs of CJK text)
@@ -859,15 +853,15 @@ cdef inline Py_ssize_t _piece_sized_entry(Local* loc, const uint8_t* p, Py_ssize
     return -1
 
 
-cdef Py_ssize_t _long_second(bpe_long_entry* g, unsigned int gen, const uint8_t* p, Py_ssize_t n,
-                             tok_t* out) noexcept nogil:
+cdef Py_ssize_t _long_second(const bpe_caches* c, bpe_long_entry* g, unsigned int gen, const uint8_t* p,
+                             Py_ssize_t n, tok_t* out) noexcept nogil:
     # _piece_sized_entry's look at the second entry of a long pair, which a hit there makes
-    # the first (the pair's short bits stay right: they are asked for the pair).  Not
-    # inline: inlined, it changed how the compiler laid out the token probe of
-    # _encode_utf8 (+0.9 instructions a byte of English, warm)
-    cdef Py_ssize_t k = _entry_ids(&g[1], gen, p, n, out)
+    # the first, even one whose ids are gone (the pair's short bits stay right: they are
+    # asked for the pair).  Not inline: inlined, it changed how the compiler laid out the token probe
+    # of _encode_utf8 (+0.9 instructions a byte of English, warm)
+    cdef Py_ssize_t k = _entry_ids(c, &g[1], gen, p, n, out)
     cdef bpe_long_entry swap
-    if k >= 0:
+    if k >= 0 or k == IDS_GONE:
         swap = g[1]
         g[1] = g[0]
         g[0] = swap
@@ -918,25 +912,29 @@ cdef inline void _piece_keep(Local* loc, const uint8_t* p, Py_ssize_t n, uint64_
         _entry_fill(g, gen, p, n, ids, k)
     elif g != NULL and k > 0:
         # too many ids for the entry (runs of CJK text under cl100k_base): it holds the piece,
-        # marked LONG_IN_RING, and its ids go into the ring
-        bpe_long_pair_shift(&loc.caches, g, n <= CACHE_MAX_BYTES)
-        g.gen = gen
-        g.length = <unsigned char>n
-        g.n_ids = LONG_IN_RING
-        memcpy(g.bytes, p, n)
-        _ring_keep(&loc.caches, bpe_ring_slot_of(&loc.caches, h), h, gen, p, n, ids, k)
+        # marked LONG_IN_RING, and the position of a ring entry with its ids (the entry is
+        # the pair's first already where the ring had come round to the ids)
+        if g.gen != gen or g.length != n or g.n_ids != LONG_IN_RING or memcmp(g.bytes, p, n) != 0:
+            bpe_long_pair_shift(&loc.caches, g, n <= CACHE_MAX_BYTES)
+            g.gen = gen
+            g.length = <unsigned char>n
+            g.n_ids = LONG_IN_RING
+            memcpy(g.bytes, p, n)
+        _ring_keep_at(&loc.caches, g, gen, p, n, ids, k)
     elif x != NULL and k > 0:
         _ring_keep(&loc.caches, x, h, gen, p, n, ids, k)
 
 
-cdef inline Py_ssize_t _entry_ids(const bpe_long_entry* x, unsigned int gen, const uint8_t* p, Py_ssize_t n,
-                                  tok_t* out) noexcept nogil:
-    # the ids of entry x if it holds p[:n] for this encoder, else -1
+cdef inline Py_ssize_t _entry_ids(const bpe_caches* c, const bpe_long_entry* x, unsigned int gen,
+                                  const uint8_t* p, Py_ssize_t n, tok_t* out) noexcept nogil:
+    # the ids of entry x if it holds p[:n] for this encoder (or the ring entry it names), else
+    # -1, or IDS_GONE where x holds the piece but the ring has come round to its ids
     cdef Py_ssize_t i
     if x.gen != gen or x.length != n or memcmp(x.bytes, p, n) != 0:
         return -1
     if x.n_ids == LONG_IN_RING:
-        return FOUND_IN_RING
+        i = _ring_entry_ids(bpe_ring_at(c, _entry_ring_pos(x)), gen, p, n, out)
+        return i if i >= 0 else IDS_GONE
     for i in range(x.n_ids):
         out[i] = x.ids[i]
     return x.n_ids
@@ -967,7 +965,19 @@ cdef Py_ssize_t _ring_second(const bpe_caches* c, bpe_ring_slot* x, uint64_t h, 
 cdef inline Py_ssize_t _ring_ids(const bpe_caches* c, const bpe_ring_slot* x, uint64_t h, unsigned int gen,
                                  const uint8_t* p, Py_ssize_t n, tok_t* out) noexcept nogil:
     # the ids of the ring entry slot x names if it holds p[:n] for this encoder, else -1
-    cdef const bpe_ring_head* e = bpe_ring_entry(c, x, h)
+    return _ring_entry_ids(bpe_ring_entry(c, x, h), gen, p, n, out)
+
+
+cdef inline uint64_t _entry_ring_pos(const bpe_long_entry* x) noexcept nogil:
+    # the ring position + 1 that a LONG_IN_RING entry keeps in its ids' room
+    cdef uint64_t pos1
+    memcpy(&pos1, x.ids, sizeof(uint64_t))
+    return pos1
+
+
+cdef inline Py_ssize_t _ring_entry_ids(const bpe_ring_head* e, unsigned int gen, const uint8_t* p, Py_ssize_t n,
+                                       tok_t* out) noexcept nogil:
+    # the ids of ring entry e (NULL: none) if it holds p[:n] for this encoder, else -1
     cdef const int* ids
     cdef Py_ssize_t i
     if e == NULL or e.gen != gen or e.length != n or memcmp(bpe_ring_bytes(e), p, n) != 0:
@@ -997,6 +1007,28 @@ cdef inline void _ring_keep(const bpe_caches* c, bpe_ring_slot* x, uint64_t h, u
     ids = bpe_ring_ids(e)
     for i in range(k):
         ids[i] = piece_ids[i]
+
+
+cdef inline void _ring_keep_at(const bpe_caches* c, bpe_long_entry* g, unsigned int gen, const uint8_t* p,
+                               Py_ssize_t n, const tok_t* piece_ids, Py_ssize_t k) noexcept nogil:
+    # p[:n] (at most LONG_CACHE_MAX_BYTES) and its k ids into a new ring entry whose position
+    # + 1 the LONG_IN_RING entry g keeps (0, which names none, where the entry would take
+    # over a quarter of the ring)
+    cdef size_t size = bpe_ring_entry_size(n, k)
+    cdef uint64_t pos1 = 0
+    cdef bpe_ring_head* e
+    cdef int* ids
+    cdef Py_ssize_t i
+    if size <= c.ring_size // 4:
+        e = bpe_ring_append(c, size, &pos1)
+        e.gen = gen
+        e.length = <unsigned short>n
+        e.n_ids = <unsigned short>k
+        memcpy(bpe_ring_bytes(e), p, n)
+        ids = bpe_ring_ids(e)
+        for i in range(k):
+            ids[i] = piece_ids[i]
+    memcpy(g.ids, &pos1, sizeof(uint64_t))
 
 
 cdef Py_ssize_t bpe_piece(Tables* tb, Local* loc, const uint8_t* p, Py_ssize_t n, tok_t max_rank,

@@ -40,8 +40,8 @@ typedef struct {
         int ids[max_ids];                                                                 \
     } entry;
 /* 64 bytes: 15-30 bytes, or up to 14 with more ids than a set entry holds; a piece of
-   either kind with more than 7 ids is kept here with n_ids LONG_IN_RING (_core.pyx) and
-   its ids in the ring below */
+   either kind with more than 7 ids is kept here with n_ids LONG_IN_RING (_core.pyx), its
+   ids in an entry of the ring below whose position + 1 the first 8 bytes of ids hold */
 BPE_SIZED_ENTRY(bpe_long_entry, 30, 7)
 /* (a compile error if an entry is not the size of a cache line) */
 typedef char bpe_long_entry_fills_a_line[sizeof(bpe_long_entry) == 64 ? 1 : -1];
@@ -287,8 +287,8 @@ static inline int* bpe_ring_ids(const bpe_ring_head* e) {
 /* Room for a new entry of `size` bytes (from bpe_ring_entry_size, at most ring_size / 4),
    slot s now naming it for hash h: the caller fills it.  No entry runs past the ring's
    end: one that would starts at the beginning again. */
-static inline bpe_ring_head* bpe_ring_add(const bpe_caches* c, bpe_ring_slot* s, unsigned long long h,
-                                          size_t size) {
+static inline bpe_ring_head* bpe_ring_append(const bpe_caches* c, size_t size, unsigned long long* pos1) {
+    /* (bpe_ring_add for a caller that keeps the new entry's position + 1 itself, in pos1) */
     unsigned long long pos = *c->ring_end;
     size_t at = (size_t)(pos & (c->ring_size - 1));
     if (at + size > c->ring_size) {
@@ -296,8 +296,20 @@ static inline bpe_ring_head* bpe_ring_add(const bpe_caches* c, bpe_ring_slot* s,
         at = 0;
     }
     *c->ring_end = pos + size;
-    s->pos1 = pos + 1;
-    s->hash = h;
+    *pos1 = pos + 1;
     return (bpe_ring_head*)(c->ring + at);
+}
+static inline bpe_ring_head* bpe_ring_add(const bpe_caches* c, bpe_ring_slot* s, unsigned long long h,
+                                          size_t size) {
+    s->hash = h;
+    return bpe_ring_append(c, size, &s->pos1);
+}
+/* the entry at position pos1 - 1 (from bpe_ring_append) if the ring has not come round to it
+   since, else NULL */
+static inline const bpe_ring_head* bpe_ring_at(const bpe_caches* c, unsigned long long pos1) {
+    unsigned long long pos = pos1 - 1;
+    if (pos1 == 0 || *c->ring_end - pos > c->ring_size)
+        return NULL;
+    return (const bpe_ring_head*)(c->ring + (pos & (c->ring_size - 1)));
 }
 #endif /* BPE_PIECE_CACHE_H */

@@ -287,15 +287,16 @@ def test_a_piece_whose_ring_entry_is_written_over_is_merged_again(cython_backend
         assert core._pieces_merged() == merged + 1          # and kept again
 
 
-@pytest.mark.parametrize("low, high, shift, mask, max_ids", [
-    (15, 22, 20, 126, 7),     # long entries: 128 at 256 sets, 64 pairs, from bits 20.. of the hash
-    (31, 40, 26, 62, None),   # the ring's index slots: 64 at 256 sets, 32 pairs, from bits 26..
-], ids=["long entries", "ring slots"])
-def test_pairs_of_cache_places_hold_two_pieces(cython_backend, low, high, shift, mask, max_ids):
+@pytest.mark.parametrize("low, high, shift, mask, ids", [
+    (15, 22, 20, 126, (2, 7)),     # long entries: 128 at 256 sets, 64 pairs, from bits 20.. of the hash
+    (15, 22, 20, 126, (8, 99)),    # the same, with their ids in the ring
+    (31, 40, 26, 62, None),        # the ring's index slots: 64 at 256 sets, 32 pairs, from bits 26..
+], ids=["long entries", "long entries, ids in the ring", "ring slots"])
+def test_pairs_of_cache_places_hold_two_pieces(cython_backend, low, high, shift, mask, ids):
     """Pieces whose hashes pick the same pair of places (bpe/_piece_cache.h: the pairs of long
     entries for 15-30 bytes, the pairs of the ring's index slots for 31-1,024) are both kept:
     taking turns, neither is merged again; a third one takes the place of the one used
-    least recently."""
+    least recently (a hit in the second place makes it the first)."""
     from bpe import _core
 
     enc = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")
@@ -307,7 +308,7 @@ def test_pairs_of_cache_places_hold_two_pieces(cython_backend, low, high, shift,
     with _piece_cache_sets(256):
         while True:
             piece = " " + "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(rng.randint(low, high)))
-            if max_ids is not None and len(core.encode_piece_bytes(piece.encode())) > max_ids:
+            if ids is not None and not ids[0] <= len(core.encode_piece_bytes(piece.encode())) <= ids[1]:
                 continue
             same = pairs.setdefault((_core._piece_hash(piece.encode()) >> shift) & mask, [])
             same.append(piece)
@@ -326,7 +327,10 @@ def test_pairs_of_cache_places_hold_two_pieces(cython_backend, low, high, shift,
         assert merges(a, b, a, b) == 0
         assert merges(c) == 1       # (in the place of a, used least recently)
         assert merges(b, c) == 0
-        assert merges(a) == 1
+        assert merges(a) == 1       # (in the place of b)
+        assert merges(c) == 0       # (found second: now first)
+        assert merges(b) == 1       # (in the place of a)
+        assert merges(c) == 0
 
 
 def test_a_long_piece_is_merged_once(cython_backend):
