@@ -857,8 +857,8 @@ cdef Py_ssize_t _long_second(const bpe_caches* c, bpe_long_entry* g, unsigned in
                              Py_ssize_t n, tok_t* out) noexcept nogil:
     # _piece_sized_entry's look at the second entry of a long pair, which a hit there makes
     # the first, even one whose ids are gone (the pair's short bits stay right: they are
-    # asked for the pair).  Not inline: inlined, it changed how the compiler laid out the token probe
-    # of _encode_utf8 (+0.9 instructions a byte of English, warm)
+    # asked for the pair).  Not inline: inlined, it changed how the compiler laid out the
+    # token probe of _encode_utf8 (+0.9 instructions a byte of English, warm)
     cdef Py_ssize_t k = _entry_ids(c, &g[1], gen, p, n, out)
     cdef bpe_long_entry swap
     if k >= 0 or k == IDS_GONE:
@@ -993,13 +993,29 @@ cdef inline void _ring_keep(const bpe_caches* c, bpe_ring_slot* x, uint64_t h, u
     # p[:n] and its k ids into a new ring entry that slot x names (not where the entry would
     # take over a quarter of the ring: the static fallback's is 8 KiB)
     cdef size_t size = bpe_ring_entry_size(n, k)
-    cdef bpe_ring_head* e
-    cdef int* ids
-    cdef Py_ssize_t i
     if size > c.ring_size // 4:
         return
     x[1] = x[0]                      # (the pair's first slot names the new entry)
-    e = bpe_ring_add(c, x, h, size)
+    _ring_fill(bpe_ring_add(c, x, h, size), gen, p, n, piece_ids, k)
+
+
+cdef inline void _ring_keep_at(const bpe_caches* c, bpe_long_entry* g, unsigned int gen, const uint8_t* p,
+                               Py_ssize_t n, const tok_t* piece_ids, Py_ssize_t k) noexcept nogil:
+    # p[:n] (at most LONG_CACHE_MAX_BYTES) and its k ids into a new ring entry whose position
+    # + 1 the LONG_IN_RING entry g keeps (0, which names none, where the entry would take
+    # over a quarter of the ring, as _ring_keep)
+    cdef size_t size = bpe_ring_entry_size(n, k)
+    cdef uint64_t pos1 = 0
+    if size <= c.ring_size // 4:
+        _ring_fill(bpe_ring_append(c, size, &pos1), gen, p, n, piece_ids, k)
+    memcpy(g.ids, &pos1, sizeof(uint64_t))
+
+
+cdef inline void _ring_fill(bpe_ring_head* e, unsigned int gen, const uint8_t* p, Py_ssize_t n,
+                            const tok_t* piece_ids, Py_ssize_t k) noexcept nogil:
+    # the new ring entry e (room for n bytes and k ids) now holds p[:n] and its ids
+    cdef int* ids
+    cdef Py_ssize_t i
     e.gen = gen
     e.length = <unsigned short>n
     e.n_ids = <unsigned short>k
@@ -1007,28 +1023,6 @@ cdef inline void _ring_keep(const bpe_caches* c, bpe_ring_slot* x, uint64_t h, u
     ids = bpe_ring_ids(e)
     for i in range(k):
         ids[i] = piece_ids[i]
-
-
-cdef inline void _ring_keep_at(const bpe_caches* c, bpe_long_entry* g, unsigned int gen, const uint8_t* p,
-                               Py_ssize_t n, const tok_t* piece_ids, Py_ssize_t k) noexcept nogil:
-    # p[:n] (at most LONG_CACHE_MAX_BYTES) and its k ids into a new ring entry whose position
-    # + 1 the LONG_IN_RING entry g keeps (0, which names none, where the entry would take
-    # over a quarter of the ring)
-    cdef size_t size = bpe_ring_entry_size(n, k)
-    cdef uint64_t pos1 = 0
-    cdef bpe_ring_head* e
-    cdef int* ids
-    cdef Py_ssize_t i
-    if size <= c.ring_size // 4:
-        e = bpe_ring_append(c, size, &pos1)
-        e.gen = gen
-        e.length = <unsigned short>n
-        e.n_ids = <unsigned short>k
-        memcpy(bpe_ring_bytes(e), p, n)
-        ids = bpe_ring_ids(e)
-        for i in range(k):
-            ids[i] = piece_ids[i]
-    memcpy(g.ids, &pos1, sizeof(uint64_t))
 
 
 cdef Py_ssize_t bpe_piece(Tables* tb, Local* loc, const uint8_t* p, Py_ssize_t n, tok_t max_rank,

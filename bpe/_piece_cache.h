@@ -264,14 +264,18 @@ static inline void bpe_ring_pair_swap(bpe_ring_slot* x) {
 static inline bpe_ring_slot* bpe_ring_slot_of(const bpe_caches* c, unsigned long long h) {
     return &c->ring_index[(h >> 26) & c->ring_index_mask & ~1ULL];
 }
-/* the entry slot s names if it was made for hash h and the ring has not come round to it
-   since (the entries after it would then have reached it), else NULL */
-static inline const bpe_ring_head* bpe_ring_entry(const bpe_caches* c, const bpe_ring_slot* s,
-                                                  unsigned long long h) {
-    unsigned long long pos = s->pos1 - 1;
-    if (s->hash != h || s->pos1 == 0 || *c->ring_end - pos > c->ring_size)
+/* the entry at position pos1 - 1 (pos1 from bpe_ring_append, 0: none) if the ring has not
+   come round to it since (the entries after it would then have reached it), else NULL */
+static inline const bpe_ring_head* bpe_ring_at(const bpe_caches* c, unsigned long long pos1) {
+    unsigned long long pos = pos1 - 1;
+    if (pos1 == 0 || *c->ring_end - pos > c->ring_size)
         return NULL;
     return (const bpe_ring_head*)(c->ring + (pos & (c->ring_size - 1)));
+}
+/* the entry slot s names if it was made for hash h and is still there, else NULL */
+static inline const bpe_ring_head* bpe_ring_entry(const bpe_caches* c, const bpe_ring_slot* s,
+                                                  unsigned long long h) {
+    return s->hash == h ? bpe_ring_at(c, s->pos1) : NULL;
 }
 /* the bytes an entry takes for a piece of n bytes and k ids (a multiple of 8) */
 static inline size_t bpe_ring_entry_size(size_t n, size_t k) {
@@ -303,13 +307,5 @@ static inline bpe_ring_head* bpe_ring_add(const bpe_caches* c, bpe_ring_slot* s,
                                           size_t size) {
     s->hash = h;
     return bpe_ring_append(c, size, &s->pos1);
-}
-/* the entry at position pos1 - 1 (from bpe_ring_append) if the ring has not come round to it
-   since, else NULL */
-static inline const bpe_ring_head* bpe_ring_at(const bpe_caches* c, unsigned long long pos1) {
-    unsigned long long pos = pos1 - 1;
-    if (pos1 == 0 || *c->ring_end - pos > c->ring_size)
-        return NULL;
-    return (const bpe_ring_head*)(c->ring + (pos & (c->ring_size - 1)));
 }
 #endif /* BPE_PIECE_CACHE_H */
