@@ -914,7 +914,7 @@ cdef inline void _piece_keep(Local* loc, const uint8_t* p, Py_ssize_t n, uint64_
         # too many ids for the entry (runs of CJK text under cl100k_base): it holds the piece,
         # marked LONG_IN_RING, and the position of a ring entry with its ids (the entry is
         # the pair's first already where the ring had come round to the ids)
-        if g.gen != gen or g.length != n or g.n_ids != LONG_IN_RING or memcmp(g.bytes, p, n) != 0:
+        if not (_long_holds(g, gen, p, n) and g.n_ids == LONG_IN_RING):
             bpe_long_pair_shift(&loc.caches, g, n <= CACHE_MAX_BYTES)
             g.gen = gen
             g.length = <unsigned char>n
@@ -930,7 +930,7 @@ cdef inline Py_ssize_t _entry_ids(const bpe_caches* c, const bpe_long_entry* x, 
     # the ids of entry x if it holds p[:n] for this encoder (or the ring entry it names), else
     # -1, or IDS_GONE where x holds the piece but the ring has come round to its ids
     cdef Py_ssize_t i
-    if x.gen != gen or x.length != n or memcmp(x.bytes, p, n) != 0:
+    if not _long_holds(x, gen, p, n):
         return -1
     if x.n_ids == LONG_IN_RING:
         i = _ring_entry_ids(bpe_ring_at(c, _entry_ring_pos(x)), gen, p, n, out)
@@ -938,6 +938,12 @@ cdef inline Py_ssize_t _entry_ids(const bpe_caches* c, const bpe_long_entry* x, 
     for i in range(x.n_ids):
         out[i] = x.ids[i]
     return x.n_ids
+
+
+cdef inline bint _long_holds(const bpe_long_entry* x, unsigned int gen, const uint8_t* p,
+                             Py_ssize_t n) noexcept nogil:
+    # whether long entry x holds p[:n] for this encoder (its ids there or in the ring)
+    return x.gen == gen and x.length == n and memcmp(x.bytes, p, n) == 0
 
 
 cdef inline void _entry_fill(bpe_long_entry* x, unsigned int gen, const uint8_t* p, Py_ssize_t n,

@@ -176,8 +176,8 @@ def _piece_cache_sets(sets):
 def test_piece_cache_sets_keep_their_pieces_apart(cython_backend, sets):
     """Many distinct pieces that are not tokens, repeated in a shuffled order, so that the
     two-way sets of the piece cache fill, swap and evict, the long entries (more ids, or
-    15-30 bytes; with more than 7 ids, in the ring) are written over, and the ring of the longest pieces (31-1,024 bytes) comes
-    round many times over entries its slots still name: every call gives the ids the merge
+    15-30 bytes; with more than 7 ids, in the ring) are written over, and the ring of the
+    longest pieces (31-1,024 bytes) comes round many times over entries its slots still name: every call gives the ids the merge
     loop gives without any cache.  (More pieces of each size than its cache holds: at 4,096
     sets, 2 x 4,096 and 2,048 entries and a ring of 128 KiB; at 256, a ring of 8 KiB; at 0,
     the static arrays' 2 x 256 and 256 entries and ring of 8 KiB.)"""
