@@ -1069,17 +1069,18 @@ cdef inline void _hash_piece(const Slot* slots, uint64_t slot_mask, const bpe_ca
                              const uint8_t* p, Py_ssize_t n, uint64_t* h, uint64_t* head) noexcept nogil:
     # a piece's hash and first word, and what its lookups will read prefetched: its slot of
     # the token table and the piece-cache line its length sends it to (its set, its pair of
-    # long entries or its ring slot: a piece too long for the sets that is not a token waited
-    # on its long entry's line, the largest stall of cl100k's multilingual text).  The
-    # caller's copies of the addresses and masks stay in registers, where the table's and
-    # the Local's own fields would be read again after every store of a bound, which may
-    # alias them as far as the compiler knows.
+    # long entries or its ring slot: the line its lookup reads, which would otherwise cost a
+    # whole memory access when the lookup comes to it).  The caller's copies of the
+    # addresses and masks stay in registers, where the table's and the Local's own fields
+    # would be read again after every store of a bound, which may alias them as far as the
+    # compiler knows.
     cdef uint64_t x = hash_and_head(p, n, head)
     cdef const void* entry = bpe_cache_set(caches, x)
     h[0] = x
     bpe_prefetch(&slots[x & slot_mask])
     if n > CACHE_MAX_BYTES:
-        entry = bpe_long_pair(caches, x) if n <= LONG_CACHE_MAX_BYTES else <const void*>bpe_ring_slot_of(caches, x)
+        entry = (bpe_long_pair(caches, x) if n <= LONG_CACHE_MAX_BYTES
+                 else <const void*>bpe_ring_slot_of(caches, x))
     bpe_prefetch(entry)
 
 
