@@ -581,8 +581,9 @@ cdef Py_ssize_t _bpe_long(const Tables* tb, const uint8_t* p, Py_ssize_t n, cons
 # kept in three per-thread caches (bpe/_piece_cache.h), all sized by one number S (65,536 by
 # default, _set_piece_cache_sets): S sets of two 32-byte entries (one cache line per set,
 # 4 MiB), each entry a piece of up to 14 bytes that gives up to 3 ids, the set's last used
-# entry first; S / 2 64-byte entries in pairs, likewise (2 MiB), for pieces of up to 30 bytes and
-# 7 ids that do not fit those (more ids, as cl100k gives Cyrillic words, or 15-30 bytes); and
+# entry first (a piece of 4-10 ids takes both); S / 2 64-byte entries in pairs, likewise
+# (2 MiB), for pieces of up to 30 bytes and 7 ids that do not fit those (more ids, or 15-30
+# bytes, as cl100k gives Cyrillic words); and
 # a ring of 32 * S bytes (2 MiB) with S / 4 index slots (256 KiB) for pieces of 31-1,024
 # bytes (rules of '=' or '#' in code, runs of CJK text, which merge at hundreds of
 # instructions a byte), each entry as long as its bytes and ids: 8.25 MiB at most per
@@ -602,6 +603,7 @@ cdef Py_ssize_t _bpe_long(const Tables* tb, const uint8_t* p, Py_ssize_t n, cons
 cdef enum:
     CACHE_MAX_BYTES = 14
     CACHE_MAX_IDS = 3
+    SET_MAX_IDS = 10                   # a piece of 4-10 ids takes both entries of its set
     LONG_CACHE_MAX_BYTES = 30          # (the sizes of bpe/_piece_cache.h's entries)
     LONG_CACHE_MAX_IDS = 7
     LONG_IN_RING = 255                 # a long entry's n_ids when its piece's ids are in the ring
@@ -804,9 +806,17 @@ cdef inline bint _entry_holds(const bpe_cache_entry* e, unsigned int gen, uint64
 
 
 cdef inline Py_ssize_t _cached_ids(const bpe_cache_entry* e, tok_t* out) noexcept nogil:
+    # (e: a set's first entry; past 3 ids the rest follow its second entry's gen word, as
+    # bytes: memcpy, since they lie over that entry's other fields)
     cdef Py_ssize_t k = <Py_ssize_t>(e.rest >> 56), i
-    for i in range(k):
-        out[i] = e.ids[i]
+    if k <= CACHE_MAX_IDS:
+        for i in range(k):
+            out[i] = e.ids[i]
+        return k
+    out[0] = e.ids[0]
+    out[1] = e.ids[1]
+    out[2] = e.ids[2]
+    memcpy(out + CACHE_MAX_IDS, <const char*>&e[1] + sizeof(unsigned int), (k - CACHE_MAX_IDS) * sizeof(tok_t))
     return k
 
 
@@ -899,13 +909,27 @@ cdef inline void _piece_keep(Local* loc, const uint8_t* p, Py_ssize_t n, uint64_
     cdef unsigned int gen = <unsigned int>loc.gen
     cdef Py_ssize_t i
     if e != NULL and 0 < k <= CACHE_MAX_IDS:
-        # into the set's first place; the entry there moves to the second
-        e[1] = e[0]
+        # into the set's first place; the entry there moves to the second (one that spans
+        # both goes)
+        if (e[0].rest >> 56) > CACHE_MAX_IDS:
+            e[1].gen = 0
+        else:
+            e[1] = e[0]
         e[0].gen = gen
         e[0].head = _head(p, n)
         e[0].rest = _piece_rest(p, n) | (<uint64_t>k << 56)
         for i in range(k):
             e[0].ids[i] = ids[i]
+    elif e != NULL and 0 < k <= SET_MAX_IDS:
+        # both places: the first holds the piece and 3 ids, the second's gen word is 0 (it
+        # never matches) and its other 28 bytes hold the rest
+        e[0].gen = gen
+        e[0].head = _head(p, n)
+        e[0].rest = _piece_rest(p, n) | (<uint64_t>k << 56)
+        for i in range(CACHE_MAX_IDS):
+            e[0].ids[i] = ids[i]
+        e[1].gen = 0
+        memcpy(<char*>&e[1] + sizeof(unsigned int), ids + CACHE_MAX_IDS, (k - CACHE_MAX_IDS) * sizeof(tok_t))
     elif g != NULL and 0 < k <= LONG_CACHE_MAX_IDS:
         # into the pair's first place; the entry there moves to the second
         bpe_long_pair_shift(&loc.caches, g, n <= CACHE_MAX_BYTES)

@@ -28,6 +28,10 @@ typedef struct {
     unsigned long long head;     /* the piece's bytes 0..7, zero-padded */
     unsigned long long rest;     /* bytes 8..13 (bits 0..47), length (48..55), ids (56..63) */
 } bpe_cache_entry;               /* 32 bytes: a set of two fills one cache line */
+/* A piece of 4-10 ids takes both entries of its set: the first as above with 3 of them,
+   the second's gen 0 (so it never matches) and its other 28 bytes the other 7 (_core.pyx
+   reads and writes them), so that such pieces (short runs of CJK text under cl100k_base)
+   are found in the line their lookup starts on. */
 
 /* The direct-mapped entries of longer pieces: a piece of up to max_bytes and its up to
    max_ids ids. */
@@ -39,7 +43,7 @@ typedef struct {
         unsigned char bytes[max_bytes];                                                   \
         int ids[max_ids];                                                                 \
     } entry;
-/* 64 bytes: 15-30 bytes, or up to 14 with more ids than a set entry holds; a piece of
+/* 64 bytes: 15-30 bytes, or up to 14 with more ids than a set holds (10); a piece of
    either kind with more than 7 ids is kept here with n_ids LONG_IN_RING (_core.pyx), its
    ids in an entry of the ring below whose position + 1 the first 8 bytes of ids hold */
 BPE_SIZED_ENTRY(bpe_long_entry, 30, 7)
@@ -234,7 +238,7 @@ static inline bpe_long_entry* bpe_long_pair(const bpe_caches* c, unsigned long l
     return &c->longs[(h >> 20) & c->long_mask & ~1ULL];
 }
 /* Whether the pair g may hold a piece short enough for the sets (one with more ids than a
-   set entry holds): a bit per entry.  A piece that short is looked for there only then:
+   set holds): a bit per entry.  A piece that short is looked for there only then:
    the pair's lines are rarely in the CPU's caches, and such pieces are rare (English under
    o200k_base: one in twenty of the merged pieces that miss their set were probed for in
    vain).  The bits are a hint: one may stay set for an entry of another encoder or

@@ -221,10 +221,10 @@ def _check_piece_cache_keeps_pieces_apart():
 
 
 def test_a_short_piece_with_many_ids_is_merged_once(cython_backend):
-    """A piece short enough for the two-way sets but with more ids than their entries hold is
-    kept in the long cache, which a miss in the sets looks at only where the entry's bit says
-    it may hold such a piece (bpe/_piece_cache.h): it is found there again, not merged at
-    every call; a piece of few ids never sets the bit."""
+    """A piece short enough for the two-way sets but with more ids than one of their entries
+    holds (4-10 ids: both entries of its set; more: the long cache, which a miss in the sets
+    looks at only where the entry's bit says it may hold such a piece, bpe/_piece_cache.h) is
+    found there again, not merged at every call; a piece of few ids never sets the bit."""
     enc = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")
     core = enc._core
     core._set_signatures(True, 10**9)  # (so that _pieces_merged keeps counting)
@@ -238,6 +238,50 @@ def test_a_short_piece_with_many_ids_is_merged_once(cython_backend):
                 for _ in range(3):
                     assert core.encode_pieces([piece]) == want[piece]
                 assert core._pieces_merged() == merged + 1, (piece, sets)
+
+
+def test_a_piece_of_4_to_10_ids_takes_both_places_of_its_set(cython_backend):
+    """A short piece of 4-10 ids is kept across both entries of its two-way set: found again
+    there; a piece of few ids kept in that set later drops it (its ids filled the second
+    entry) and then shares the set with one more such piece, and the piece of many ids, kept
+    again, drops both."""
+    from bpe import _core
+
+    enc = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")
+    core = enc._core
+    core._set_signatures(True, 10**9)  # (so that _pieces_merged keeps counting)
+    core._set_backtrack_min_bytes(-1)  # (every piece through the merge loop, which it counts)
+    rng = random.Random(7)
+    with _piece_cache_sets(256):
+        found = {}
+        while not (found.get("many") and len(found.get("few", [])) >= 2):
+            piece = " " + "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(rng.randint(4, 13)))
+            k = len(core.encode_piece_bytes(piece.encode()))
+            if (_core._piece_hash(piece.encode()) >> 40) & 255 != 0 or k == 1:
+                continue
+            if 7 <= k <= 10:
+                found["many"] = [piece]
+            elif k <= 3:
+                found.setdefault("few", []).append(piece)
+        many, (a, b) = found["many"][0], found["few"][:2]
+        assert len(core.encode_piece_bytes(many.encode())) > 3
+
+        def merges(*pieces):
+            before = core._pieces_merged()
+            for piece in pieces:
+                assert core.encode_pieces([piece]) == core.encode_piece_bytes(piece.encode())
+            return core._pieces_merged() - before
+
+        core._forget_cached_pieces()
+        assert merges(many) == 1
+        assert merges(many, many) == 0
+        assert merges(a) == 1
+        assert merges(many) == 1    # (dropped by a)
+        assert merges(a) == 1       # (dropped by many)
+        assert merges(b) == 1
+        assert merges(a, b, a) == 0
+        assert merges(many) == 1
+        assert merges(a, b) == 2
 
 
 def test_a_piece_of_up_to_30_bytes_with_many_ids_is_merged_once(cython_backend):
