@@ -220,6 +220,15 @@ def _check_piece_cache_keeps_pieces_apart():
         assert enc._core.encode_pieces(chunk) == [i for p in chunk for i in want[p]], start
 
 
+def _merges(core, pieces):
+    """Encode each piece alone (checking its ids against the merge loop's); how many of them
+    went through the merge loop."""
+    before = core._pieces_merged()
+    for piece in pieces:
+        assert core.encode_pieces([piece]) == core.encode_piece_bytes(piece.encode())
+    return core._pieces_merged() - before
+
+
 def test_a_short_piece_with_many_ids_is_merged_once(cython_backend):
     """A piece short enough for the two-way sets but with more ids than one of their entries
     holds (4-10 ids: both entries of its set; more: the long cache, which a miss in the sets
@@ -267,10 +276,7 @@ def test_a_piece_of_4_to_10_ids_takes_both_places_of_its_set(cython_backend):
         assert len(core.encode_piece_bytes(many.encode())) > 3
 
         def merges(*pieces):
-            before = core._pieces_merged()
-            for piece in pieces:
-                assert core.encode_pieces([piece]) == core.encode_piece_bytes(piece.encode())
-            return core._pieces_merged() - before
+            return _merges(core, pieces)
 
         core._forget_cached_pieces()
         assert merges(many) == 1
@@ -361,10 +367,7 @@ def test_pairs_of_cache_places_hold_two_pieces(cython_backend, low, high, shift,
         a, b, c = same
 
         def merges(*pieces):
-            before = core._pieces_merged()
-            for piece in pieces:
-                assert core.encode_pieces([piece]) == core.encode_piece_bytes(piece.encode())
-            return core._pieces_merged() - before
+            return _merges(core, pieces)
 
         core._forget_cached_pieces()
         assert merges(a, b) == 2
