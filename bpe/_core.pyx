@@ -805,9 +805,15 @@ cdef inline bint _entry_holds(const bpe_cache_entry* e, unsigned int gen, uint64
     return e.gen == gen and e.head == head and (e.rest & 0x00FFFFFFFFFFFFFFULL) == rest
 
 
+cdef inline char* _set_more_ids(const bpe_cache_entry* e) noexcept nogil:
+    # where a set's ids past the first 3 are (e: its first entry): after its second entry's
+    # gen word, as bytes (read and written with memcpy, since they lie over that entry's
+    # other fields)
+    return <char*>&e[1] + sizeof(unsigned int)
+
+
 cdef inline Py_ssize_t _cached_ids(const bpe_cache_entry* e, tok_t* out) noexcept nogil:
-    # (e: a set's first entry; past 3 ids the rest follow its second entry's gen word, as
-    # bytes: memcpy, since they lie over that entry's other fields)
+    # (e: a set's first entry)
     cdef Py_ssize_t k = <Py_ssize_t>(e.rest >> 56), i
     if k <= CACHE_MAX_IDS:
         for i in range(k):
@@ -816,7 +822,7 @@ cdef inline Py_ssize_t _cached_ids(const bpe_cache_entry* e, tok_t* out) noexcep
     out[0] = e.ids[0]
     out[1] = e.ids[1]
     out[2] = e.ids[2]
-    memcpy(out + CACHE_MAX_IDS, <const char*>&e[1] + sizeof(unsigned int), (k - CACHE_MAX_IDS) * sizeof(tok_t))
+    memcpy(out + CACHE_MAX_IDS, _set_more_ids(e), (k - CACHE_MAX_IDS) * sizeof(tok_t))
     return k
 
 
@@ -908,28 +914,21 @@ cdef inline void _piece_keep(Local* loc, const uint8_t* p, Py_ssize_t n, uint64_
     # into its long entry g or the ring through slot x (NULL where it is too long for them)
     cdef unsigned int gen = <unsigned int>loc.gen
     cdef Py_ssize_t i
-    if e != NULL and 0 < k <= CACHE_MAX_IDS:
-        # into the set's first place; the entry there moves to the second (one that spans
-        # both goes)
-        if (e[0].rest >> 56) > CACHE_MAX_IDS:
+    if e != NULL and 0 < k <= SET_MAX_IDS:
+        # into the set's first place.  Up to 3 ids: the entry there moves to the second (one
+        # that spans both goes).  More: the piece spans both places, its first holding the
+        # piece and 3 ids, its second's gen word 0 (it never matches) and the rest after it
+        if k > CACHE_MAX_IDS or (e[0].rest >> 56) > CACHE_MAX_IDS:
             e[1].gen = 0
         else:
             e[1] = e[0]
         e[0].gen = gen
         e[0].head = _head(p, n)
         e[0].rest = _piece_rest(p, n) | (<uint64_t>k << 56)
-        for i in range(k):
+        for i in range(min(k, CACHE_MAX_IDS)):
             e[0].ids[i] = ids[i]
-    elif e != NULL and 0 < k <= SET_MAX_IDS:
-        # both places: the first holds the piece and 3 ids, the second's gen word is 0 (it
-        # never matches) and its other 28 bytes hold the rest
-        e[0].gen = gen
-        e[0].head = _head(p, n)
-        e[0].rest = _piece_rest(p, n) | (<uint64_t>k << 56)
-        for i in range(CACHE_MAX_IDS):
-            e[0].ids[i] = ids[i]
-        e[1].gen = 0
-        memcpy(<char*>&e[1] + sizeof(unsigned int), ids + CACHE_MAX_IDS, (k - CACHE_MAX_IDS) * sizeof(tok_t))
+        if k > CACHE_MAX_IDS:
+            memcpy(_set_more_ids(e), ids + CACHE_MAX_IDS, (k - CACHE_MAX_IDS) * sizeof(tok_t))
     elif g != NULL and 0 < k <= LONG_CACHE_MAX_IDS:
         # into the pair's first place; the entry there moves to the second
         bpe_long_pair_shift(&loc.caches, g, n <= CACHE_MAX_BYTES)
@@ -998,10 +997,11 @@ cdef inline Py_ssize_t _ring_ids(const bpe_caches* c, const bpe_ring_slot* x, ui
     return _ring_entry_ids(bpe_ring_entry(c, x, h), gen, p, n, out)
 
 
-cdef inline uint64_t _entry_ring_pos(const bpe_long_entry* x) noexcept nogil:
-    # the ring position + 1 that a LONG_IN_RING entry keeps in its ids' room
-    cdef uint64_t pos1
-    memcpy(&pos1, x.ids, sizeof(uint64_t))
+cdef inline unsigned long long _entry_ring_pos(const bpe_long_entry* x) noexcept nogil:
+    # the ring position + 1 that a LONG_IN_RING entry keeps in its ids' room (the type of
+    # bpe_ring_append's and bpe_ring_at's)
+    cdef unsigned long long pos1
+    memcpy(&pos1, x.ids, sizeof(pos1))
     return pos1
 
 
@@ -1035,10 +1035,10 @@ cdef inline void _ring_keep_at(const bpe_caches* c, bpe_long_entry* g, unsigned 
     # + 1 the LONG_IN_RING entry g keeps (0, which names none, where the entry would take
     # over a quarter of the ring, as _ring_keep)
     cdef size_t size = bpe_ring_entry_size(n, k)
-    cdef uint64_t pos1 = 0
+    cdef unsigned long long pos1 = 0
     if size <= c.ring_size // 4:
         _ring_fill(bpe_ring_append(c, size, &pos1), gen, p, n, piece_ids, k)
-    memcpy(g.ids, &pos1, sizeof(uint64_t))
+    memcpy(g.ids, &pos1, sizeof(pos1))
 
 
 cdef inline void _ring_fill(bpe_ring_head* e, unsigned int gen, const uint8_t* p, Py_ssize_t n,
