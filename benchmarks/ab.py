@@ -14,8 +14,10 @@ With ``--peers``, each process also times the named peers (labels of ``benchmark
 on the same documents, interleaved with bpe round by round as ``python -m benchmarks`` does.
 That matters: the peers' work between bpe's rounds evicts bpe's tables from the CPU caches,
 which a process timing bpe alone never sees (o200k non-Latin: about 15% slower).  Each
-process then reports the median MB/s of bpe and of tiktoken, and the A/B compares both bpe's
-speed and its ratio to tiktoken (which also cancels much of the host's drift).
+process then reports the median MB/s of bpe and of the first peer named, and the A/B compares
+both bpe's speed and its ratio to that peer (which also cancels much of the host's drift).
+B/A is also given per round (B's process against the A process just before it): its median
+and range.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ else:
     encoders.update({k: every[k] for k in labels})
     med = interleaved({k: (lambda e=e: [e.encode_ordinary(d) for d in docs]) for k, e in encoders.items()},
                       9, {"bpe": cold_start(enc)})
-    print(n_bytes / med["bpe"] / 1e6, n_bytes / med["tiktoken"] / 1e6 if "tiktoken" in med else "nan")
+    print(n_bytes / med["bpe"] / 1e6, n_bytes / med[labels[0]] / 1e6)
 """
 
 
@@ -93,21 +95,24 @@ def main(argv=None) -> int:
             if out.returncode != 0:
                 sys.stderr.write(out.stderr)
                 return 1
-            ids, ours, tiktoken = out.stdout.split()
+            ids, ours, peer = out.stdout.split()
             digests.setdefault(label, ids)
             if digests[label] != ids or digests.get("A", ids) != ids:
                 sys.stderr.write(f"the builds give different ids on {args.files} ({args.encoding}): "
                                  "compare their outputs before timing them\n")
                 return 1
-            ours, tiktoken = float(ours), float(tiktoken)
+            ours, peer = float(ours), float(peer)
             speeds[label].append(ours)
-            ratios[label].append(ours / tiktoken)
+            ratios[label].append(ours / peer)
     a, b = statistics.median(speeds["A"]), statistics.median(speeds["B"])
+    paired = sorted(y / x for x, y in zip(speeds["A"], speeds["B"]))
     line = (f"{args.encoding} {args.files}: A {a:.1f} MB/s, B {b:.1f} MB/s, B/A {b / a:.3f} "
-            f"(medians of {args.rounds} alternating rounds")
-    if "tiktoken" in args.peers.split(","):
+            f"(medians of {args.rounds} alternating rounds; per round {statistics.median(paired):.3f}, "
+            f"{paired[0]:.3f}-{paired[-1]:.3f}")
+    if args.peers:
+        first = args.peers.split(",")[0]
         ra, rb = statistics.median(ratios["A"]), statistics.median(ratios["B"])
-        line += f"; bpe/tiktoken A {ra:.2f}x, B {rb:.2f}x, B/A {rb / ra:.3f}"
+        line += f"; bpe/{first} A {ra:.2f}x, B {rb:.2f}x, B/A {rb / ra:.3f}"
     print(line + ")")
     return 0
 
