@@ -137,8 +137,9 @@ cdef extern from "_piece_cache.h":
     bpe_ring_head* bpe_ring_add(const bpe_caches* c, bpe_ring_slot* s, unsigned long long h, size_t size) noexcept nogil
     bpe_ring_head* bpe_ring_append(const bpe_caches* c, size_t size, unsigned long long* pos1) noexcept nogil
     const bpe_ring_head* bpe_ring_at(const bpe_caches* c, unsigned long long pos1) noexcept nogil
-    bint bpe_long_holds_short(const bpe_caches* c, const bpe_long_entry* g) noexcept nogil
-    void bpe_long_pair_shift(const bpe_caches* c, bpe_long_entry* g, int is_short) noexcept nogil
+    bint bpe_long_holds_short(const bpe_caches* c, const bpe_long_entry* g, unsigned char tag) noexcept nogil
+    void bpe_long_pair_shift(const bpe_caches* c, bpe_long_entry* g, unsigned char tag) noexcept nogil
+    void bpe_long_pair_swap(const bpe_caches* c, bpe_long_entry* g) noexcept nogil
     size_t bpe_cache_sets
     long bpe_live_blocks_now() noexcept
 
@@ -583,10 +584,12 @@ cdef Py_ssize_t _bpe_long(const Tables* tb, const uint8_t* p, Py_ssize_t n, cons
 # 4 MiB), each entry a piece of up to 14 bytes that gives up to 3 ids, the set's last used
 # entry first (a piece of 4-10 ids takes both); S / 2 64-byte entries in pairs, likewise
 # (2 MiB), for pieces of up to 30 bytes and 7 ids that do not fit those (more ids, or 15-30
-# bytes, as cl100k gives Cyrillic words); and
+# bytes, as cl100k gives Cyrillic words) and for the short pieces that a set pushes out
+# (a piece whose set already holds two others; each long entry has a tag byte that a short
+# piece missing its set checks first, 32 KiB); and
 # a ring of 32 * S bytes (2 MiB) with S / 4 index slots (256 KiB) for pieces of 31-1,024
 # bytes (rules of '=' or '#' in code, runs of CJK text, which merge at hundreds of
-# instructions a byte), each entry as long as its bytes and ids: 8.25 MiB at most per
+# instructions a byte), each entry as long as its bytes and ids: 8.3 MiB at most per
 # thread that encodes, whose pages are mapped as entries are first written there, and no
 # more however many distinct pieces go by.  Simulated on the shared corpora (o200k), with
 # half today's long entries and 256-byte entries for the longest pieces, one pass hits 57%
@@ -614,8 +617,8 @@ bpe_caches_setup()   # (the key that frees a thread's piece caches when it ends)
 
 def _set_piece_cache_sets(size_t sets):
     """The size S of the per-thread piece caches that threads make from now on: S two-way
-    sets of short pieces, S / 2 long entries and a ring of 32 * S bytes with S / 4 slots, 132
-    bytes per set (the default 65,536: 8.25 MiB per thread at most); 0: small static arrays
+    sets of short pieces, S / 2 long entries and a ring of 32 * S bytes with S / 4 slots, 132.5
+    bytes per set (the default 65,536: 8.3 MiB per thread at most); 0: small static arrays
     instead (41 KiB per thread).
     Each thread makes its caches again, empty, at its next call.  Returns the old S.  The
     environment variable BPE_PIECE_CACHE_SETS sets it at import."""
@@ -850,10 +853,11 @@ cdef inline Py_ssize_t _piece_sized_entry(Local* loc, const uint8_t* p, Py_ssize
     g[0] = NULL
     x[0] = NULL
     if n <= LONG_CACHE_MAX_BYTES:
-        # pieces too long for the sets, or with too many ids (those only where the pair's
-        # bits say it may hold one: most short pieces that miss their set are new)
+        # pieces too long for the sets, or with too many ids, or pushed out of their set
+        # (short ones only where a tag of the pair matches: most short pieces that miss
+        # their set are new)
         g[0] = bpe_long_pair(&loc.caches, h)
-        if n > CACHE_MAX_BYTES or bpe_long_holds_short(&loc.caches, g[0]):
+        if n > CACHE_MAX_BYTES or bpe_long_holds_short(&loc.caches, g[0], _short_tag(h, gen)):
             bpe_prefetch(&g[0][1])       # (the second line's wait overlaps the first's)
             k = _entry_ids(&loc.caches, &g[0][0], gen, p, n, out)
             if k == -1:
@@ -872,15 +876,12 @@ cdef inline Py_ssize_t _piece_sized_entry(Local* loc, const uint8_t* p, Py_ssize
 cdef Py_ssize_t _long_second(const bpe_caches* c, bpe_long_entry* g, unsigned int gen, const uint8_t* p,
                              Py_ssize_t n, tok_t* out) noexcept nogil:
     # _piece_sized_entry's look at the second entry of a long pair, which a hit there makes
-    # the first, even one whose ids are gone (the pair's short bits stay right: they are
-    # asked for the pair).  Not inline: inlined, it changed how the compiler laid out the
-    # token probe of _encode_utf8 (+0.9 instructions a byte of English, warm)
+    # the first (with its tag), even one whose ids are gone.  Not inline: inlined, it changed
+    # how the compiler laid out the token probe of _encode_utf8 (+0.9 instructions a byte of
+    # English, warm)
     cdef Py_ssize_t k = _entry_ids(c, &g[1], gen, p, n, out)
-    cdef bpe_long_entry swap
     if k >= 0 or k == IDS_GONE:
-        swap = g[1]
-        g[1] = g[0]
-        g[0] = swap
+        bpe_long_pair_swap(c, g)
     return k
 
 
@@ -917,7 +918,12 @@ cdef inline void _piece_keep(Local* loc, const uint8_t* p, Py_ssize_t n, uint64_
     if e != NULL and 0 < k <= SET_MAX_IDS:
         # into the set's first place.  Up to 3 ids: the entry there moves to the second (one
         # that spans both goes).  More: the piece spans both places, its first holding the
-        # piece and 3 ids, its second's gen word 0 (it never matches) and the rest after it
+        # piece and 3 ids, its second's gen word 0 (it never matches) and the rest after it.
+        # The pieces pushed out move to their long pairs.
+        if k > CACHE_MAX_IDS or (e[0].rest >> 56) > CACHE_MAX_IDS:
+            _set_entry_to_long(loc, e, gen)
+        if (e[0].rest >> 56) <= CACHE_MAX_IDS:
+            _set_entry_to_long(loc, &e[1], gen)
         if k > CACHE_MAX_IDS or (e[0].rest >> 56) > CACHE_MAX_IDS:
             e[1].gen = 0
         else:
@@ -931,14 +937,14 @@ cdef inline void _piece_keep(Local* loc, const uint8_t* p, Py_ssize_t n, uint64_
             memcpy(_set_more_ids(e), ids + CACHE_MAX_IDS, (k - CACHE_MAX_IDS) * sizeof(tok_t))
     elif g != NULL and 0 < k <= LONG_CACHE_MAX_IDS:
         # into the pair's first place; the entry there moves to the second
-        bpe_long_pair_shift(&loc.caches, g, n <= CACHE_MAX_BYTES)
+        bpe_long_pair_shift(&loc.caches, g, _short_tag(h, gen) if n <= CACHE_MAX_BYTES else 0)
         _entry_fill(g, gen, p, n, ids, k)
     elif g != NULL and k > 0:
         # too many ids for the entry (runs of CJK text under cl100k_base): it holds the piece,
         # marked LONG_IN_RING, and the position of a ring entry with its ids (the entry is
         # the pair's first already where the ring had come round to the ids)
         if not (_long_holds(g, gen, p, n) and g.n_ids == LONG_IN_RING):
-            bpe_long_pair_shift(&loc.caches, g, n <= CACHE_MAX_BYTES)
+            bpe_long_pair_shift(&loc.caches, g, _short_tag(h, gen) if n <= CACHE_MAX_BYTES else 0)
             g.gen = gen
             g.length = <unsigned char>n
             g.n_ids = LONG_IN_RING
@@ -946,6 +952,35 @@ cdef inline void _piece_keep(Local* loc, const uint8_t* p, Py_ssize_t n, uint64_
         _ring_keep_at(&loc.caches, g, gen, p, n, ids, k)
     elif x != NULL and k > 0:
         _ring_keep(&loc.caches, x, h, gen, p, n, ids, k)
+
+
+cdef inline unsigned char _short_tag(uint64_t h, unsigned int gen) noexcept nogil:
+    # the tag of a short piece of hash h in a long entry (see bpe_long_holds_short): 7 bits of
+    # the hash that no table's index uses, mixed with the generation's, and the top bit
+    return <unsigned char>(0x80 | (((h >> 57) ^ gen) & 0x7F))
+
+
+cdef void _set_entry_to_long(Local* loc, bpe_cache_entry* e, unsigned int gen) noexcept nogil:
+    # the piece of set entry e (this encoder's, with few enough ids) into the long pair of its
+    # hash, as a short piece, before the set drops it
+    cdef Py_ssize_t n = <Py_ssize_t>((e.rest >> 48) & 255), k = <Py_ssize_t>(e.rest >> 56), i
+    cdef uint8_t b[16]
+    cdef tok_t ids[SET_MAX_IDS]
+    cdef bpe_long_entry* g
+    cdef uint64_t h
+    if e.gen != gen or k == 0 or k > LONG_CACHE_MAX_IDS or n > CACHE_MAX_BYTES:
+        return
+    for i in range(8):          # (the bytes past n are zero in both words)
+        b[i] = <uint8_t>(e.head >> (8 * i))
+    for i in range(6):
+        b[8 + i] = <uint8_t>(e.rest >> (8 * i))
+    b[14] = 0
+    b[15] = 0
+    k = _cached_ids(e, ids)
+    h = hash_bytes(b, n)
+    g = bpe_long_pair(&loc.caches, h)
+    bpe_long_pair_shift(&loc.caches, g, _short_tag(h, gen))
+    _entry_fill(g, gen, b, n, ids, k)
 
 
 cdef inline Py_ssize_t _entry_ids(const bpe_caches* c, const bpe_long_entry* x, unsigned int gen,

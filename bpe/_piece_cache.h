@@ -4,7 +4,7 @@
    fills the entries.  Only _core.pyx includes this header.
 
    Each thread that encodes gets its caches from the heap on its first call: one zeroed
-   block of bpe_cache_bytes(S) (8.25 MiB by default), whose pages the system maps only as entries are first
+   block of bpe_cache_bytes(S) (8.3 MiB by default), whose pages the system maps only as entries are first
    written there, so a thread that encodes a few short texts holds a few pages of it.  The
    block is freed when the thread ends (a thread-specific key's destructor).  Where the
    block cannot be had (out of memory, no such key, or S = 0), the thread uses small static
@@ -31,7 +31,10 @@ typedef struct {
 /* A piece of 4-10 ids takes both entries of its set: the first as above with 3 of them,
    the second's gen 0 (so it never matches) and its other 28 bytes the other 7 (_core.pyx
    reads and writes them), so that such pieces (short runs of CJK text under cl100k_base)
-   are found in the line their lookup starts on. */
+   are found in the line their lookup starts on.  A piece that a set pushes out (one of up
+   to 7 ids) moves to the long pair of its hash: with two ways, a set that three pieces of a
+   text share lost one of them at every turn (2.4 MB of prose, o200k_base: 6,779 of its
+   42,648 merged pieces merged again on a second pass; moved, 32). */
 
 /* The direct-mapped entries of longer pieces: a piece of up to max_bytes and its up to
    max_ids ids. */
@@ -73,15 +76,15 @@ typedef struct {
     bpe_ring_slot* ring_index;   /* ring_index_mask + 1 slots */
     unsigned char* ring;         /* ring_size bytes, 8-aligned */
     unsigned long long* ring_end;   /* where the next entry goes (a position: mod ring_size) */
-    unsigned long long* short_in_long;  /* a bit per long entry: set while it holds a piece
-                                    short enough for the sets (see bpe_long_holds_short) */
+    unsigned char* short_tags;   /* a byte per long entry: a tag while it holds a piece short
+                                    enough for the sets, else 0 (see bpe_long_holds_short) */
     unsigned long long set_mask, long_mask, ring_index_mask, ring_size;
     size_t made_for;             /* the bpe_cache_sets they were made for */
 } bpe_caches;
 
-/* The heap block's sizes: S sets of two (64 bytes each), S / 2 long entries and S / 2 bits,
-   a ring of 32 * S bytes and S / 4 index slots (16 bytes each): 132 bytes per set in all,
-   S / 16 and 64 more; S = 65,536 by default (8.25 MiB + 4 KiB).  S = 0: no block, the
+/* The heap block's sizes: S sets of two (64 bytes each), S / 2 long entries, a ring of
+   32 * S bytes and S / 4 index slots (16 bytes each): 132 bytes per set in all, then S / 2
+   tag bytes and 64 more; S = 65,536 by default (8.25 MiB + 32 KiB).  S = 0: no block, the
    static arrays.  Text in scripts that o200k_base and cl100k_base split into long words
    (CJK, Thai, Cyrillic) has as many distinct long pieces as short ones: 0.8 MB of the
    multilingual corpus has 14,019 distinct pieces for the sets, 9,367 of 15-30 bytes and
@@ -94,7 +97,7 @@ static size_t bpe_cache_sets = BPE_CACHE_SETS;   /* S for caches made from now o
 static size_t bpe_cache_bytes(size_t sets) {
     return (size_t)sets * (2 * sizeof(bpe_cache_entry) + sizeof(bpe_long_entry) / 2 + BPE_RING_PER_SET
                            + sizeof(bpe_ring_slot) / BPE_SETS_PER_RING_SLOT)
-           + sets / 16 + 64;
+           + sets / 2 + 64;
 }
 /* The static fallback's: 256 sets, 256 long, a ring of 8 KiB and 64 slots (41 KiB per
    thread). */
@@ -117,7 +120,7 @@ static BPE_TLS BPE_ALIGN64 bpe_long_entry bpe_small_long[BPE_SMALL_LONG];
 static BPE_TLS BPE_ALIGN64 unsigned char bpe_small_ring[BPE_SMALL_RING];
 static BPE_TLS bpe_ring_slot bpe_small_ring_index[BPE_SMALL_RING_SLOTS];
 static BPE_TLS unsigned long long bpe_small_ring_end;
-static BPE_TLS unsigned long long bpe_small_short_in_long[BPE_SMALL_LONG / 64];
+static BPE_TLS unsigned char bpe_small_short_tags[BPE_SMALL_LONG];
 
 /* how many threads' blocks exist (for tests: each thread's is freed when it ends) */
 static long bpe_live_blocks = 0;
@@ -201,7 +204,7 @@ static bpe_caches bpe_caches_remake(void) {
         c.ring = (unsigned char*)c.longs + sets / 2 * sizeof(bpe_long_entry);
         c.ring_index = (bpe_ring_slot*)(c.ring + BPE_RING_PER_SET * sets);
         c.ring_end = (unsigned long long*)(c.ring_index + sets / BPE_SETS_PER_RING_SLOT);
-        c.short_in_long = (unsigned long long*)((char*)c.ring_end + 64);
+        c.short_tags = (unsigned char*)c.ring_end + 64;
         c.set_mask = sets - 1;
         c.long_mask = sets / 2 - 1;
         c.ring_index_mask = sets / BPE_SETS_PER_RING_SLOT - 1;
@@ -212,7 +215,7 @@ static bpe_caches bpe_caches_remake(void) {
         c.ring = bpe_small_ring;
         c.ring_index = bpe_small_ring_index;
         c.ring_end = &bpe_small_ring_end;
-        c.short_in_long = bpe_small_short_in_long;
+        c.short_tags = bpe_small_short_tags;
         c.set_mask = BPE_SMALL_SETS - 1;
         c.long_mask = BPE_SMALL_LONG - 1;
         c.ring_index_mask = BPE_SMALL_RING_SLOTS - 1;
@@ -237,24 +240,34 @@ static inline bpe_cache_entry* bpe_cache_set(const bpe_caches* c, unsigned long 
 static inline bpe_long_entry* bpe_long_pair(const bpe_caches* c, unsigned long long h) {
     return &c->longs[(h >> 20) & c->long_mask & ~1ULL];
 }
-/* Whether the pair g may hold a piece short enough for the sets (one with more ids than a
-   set holds): a bit per entry.  A piece that short is looked for there only then:
-   the pair's lines are rarely in the CPU's caches, and such pieces are rare (English under
-   o200k_base: one in twenty of the merged pieces that miss their set were probed for in
-   vain).  The bits are a hint: one may stay set for an entry of another encoder or
-   generation, and the entries are then checked as before. */
-static inline int bpe_long_holds_short(const bpe_caches* c, const bpe_long_entry* g) {
+/* Whether the pair g may hold the short piece (one short enough for the sets) whose tag is
+   tag (bpe_short_tag in _core.pyx: bits of its hash and of the generation, the top bit set):
+   each long entry has a tag byte, 0 while it holds a longer piece.  A short piece that
+   misses its set is looked for in its pair only where a tag matches: the pair's lines are
+   rarely in the CPU's caches, and most short pieces that miss their set are new.  Tags are a
+   hint: one may match for an entry of another piece, encoder or generation (1 in 128), and
+   the entries are then checked as before. */
+static inline int bpe_long_holds_short(const bpe_caches* c, const bpe_long_entry* g, unsigned char tag) {
     size_t i = (size_t)(g - c->longs);
-    return (int)((c->short_in_long[i >> 6] >> (i & 63)) & 3);
+    return c->short_tags[i] == tag || c->short_tags[i + 1] == tag;
 }
-/* the pair g's first entry moves to its second place and gets a piece (short or not):
-   their bits move with them */
-static inline void bpe_long_pair_shift(const bpe_caches* c, bpe_long_entry* g, int is_short) {
+/* the pair g's first entry moves to its second place and gets a piece with tag tag (0: not
+   a short piece): the tags move with their entries */
+static inline void bpe_long_pair_shift(const bpe_caches* c, bpe_long_entry* g, unsigned char tag) {
     size_t i = (size_t)(g - c->longs);
-    unsigned long long* w = &c->short_in_long[i >> 6];
-    unsigned long long first = (*w >> (i & 63)) & 1;
-    *w = (*w & ~(3ULL << (i & 63))) | (((unsigned long long)(is_short != 0) | (first << 1)) << (i & 63));
+    c->short_tags[i + 1] = c->short_tags[i];
+    c->short_tags[i] = tag;
     g[1] = g[0];
+}
+/* the pair g's entries change places, with their tags */
+static inline void bpe_long_pair_swap(const bpe_caches* c, bpe_long_entry* g) {
+    size_t i = (size_t)(g - c->longs);
+    unsigned char t = c->short_tags[i];
+    bpe_long_entry e = g[1];
+    c->short_tags[i] = c->short_tags[i + 1];
+    c->short_tags[i + 1] = t;
+    g[1] = g[0];
+    g[0] = e;
 }
 
 /* a pair of the ring's index slots after a hit in its second: that slot first */

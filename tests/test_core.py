@@ -232,8 +232,8 @@ def _merges(core, pieces):
 def test_a_short_piece_with_many_ids_is_merged_once(cython_backend):
     """A piece short enough for the two-way sets but with more ids than one of their entries
     holds (4-10 ids: both entries of its set; more: the long cache, which a miss in the sets
-    looks at only where the entry's bit says it may hold such a piece, bpe/_piece_cache.h) is
-    found there again, not merged at every call; a piece of few ids never sets the bit."""
+    looks at only where an entry's tag says it may hold that piece, bpe/_piece_cache.h) is
+    found there again, not merged at every call."""
     enc = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")
     core = enc._core
     core._set_signatures(True, 10**9)  # (so that _pieces_merged keeps counting)
@@ -249,44 +249,65 @@ def test_a_short_piece_with_many_ids_is_merged_once(cython_backend):
                 assert core._pieces_merged() == merged + 1, (piece, sets)
 
 
-def test_a_piece_of_4_to_10_ids_takes_both_places_of_its_set(cython_backend):
-    """A short piece of 4-10 ids is kept across both entries of its two-way set: found again
-    there; a piece of few ids kept in that set later drops it (its ids filled the second
-    entry) and then shares the set with one more such piece, and the piece of many ids, kept
-    again, drops both."""
+def _pieces_of_one_set(core, kinds, seed=7):
+    """Pieces of a space and 4-13 consonants (not tokens) whose hashes pick set 0 of 256, one
+    for each (low, high) range of id counts in ``kinds``, in that order."""
     from bpe import _core
 
-    enc = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")
-    core = enc._core
+    rng = random.Random(seed)
+    found = [None] * len(kinds)
+    while None in found:
+        piece = " " + "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(rng.randint(4, 13)))
+        if (_core._piece_hash(piece.encode()) >> 40) & 255 != 0 or piece in found:
+            continue
+        k = len(core.encode_piece_bytes(piece.encode()))
+        for i, (low, high) in enumerate(kinds):
+            if found[i] is None and low <= k <= high:
+                found[i] = piece
+                break
+    return found
+
+
+def _counting_core():
+    core = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")._core
     core._set_signatures(True, 10**9)  # (so that _pieces_merged keeps counting)
     core._set_backtrack_min_bytes(-1)  # (every piece through the merge loop, which it counts)
-    rng = random.Random(7)
+    return core
+
+
+def test_a_piece_of_4_to_10_ids_takes_both_places_of_its_set(cython_backend):
+    """A short piece of 4-10 ids is kept across both entries of its two-way set and found
+    again there; one of 8-10 ids (more than a long entry holds) that a piece of few ids pushes
+    out is dropped, while the piece of few ids that it pushes out in turn moves to its long
+    pair and is found there."""
+    core = _counting_core()
+    many, few = _pieces_of_one_set(core, [(8, 10), (1, 3)])
     with _piece_cache_sets(256):
-        found = {}
-        while not (found.get("many") and len(found.get("few", [])) >= 2):
-            piece = " " + "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(rng.randint(4, 13)))
-            k = len(core.encode_piece_bytes(piece.encode()))
-            if (_core._piece_hash(piece.encode()) >> 40) & 255 != 0 or k == 1:
-                continue
-            if 7 <= k <= 10:
-                found["many"] = piece
-            elif k <= 3:
-                found.setdefault("few", []).append(piece)
-        many, (a, b) = found["many"], found["few"][:2]
-
-        def merges(*pieces):
-            return _merges(core, pieces)
-
         core._forget_cached_pieces()
-        assert merges(many) == 1
-        assert merges(many, many) == 0
-        assert merges(a) == 1
-        assert merges(many) == 1    # (dropped by a)
-        assert merges(a) == 1       # (dropped by many)
-        assert merges(b) == 1
-        assert merges(a, b, a) == 0
-        assert merges(many) == 1
-        assert merges(a, b) == 2
+        assert _merges(core, [many]) == 1
+        assert _merges(core, [many, many]) == 0
+        assert _merges(core, [few]) == 1
+        assert _merges(core, [many]) == 1    # (dropped by few)
+        assert _merges(core, [few, many]) == 0
+
+
+@pytest.mark.parametrize("sets", [256, 0])
+def test_a_piece_pushed_out_of_its_set_is_found_in_its_long_pair(cython_backend, sets):
+    """A two-way set that a third piece comes to moves the piece it pushes out (the one used
+    least recently; both of its places for a piece of 4-10 ids) to the long pair of that
+    piece's hash, where a miss in the set finds it; no generation finds another's (the
+    static fallback has 256 sets too)."""
+    core = _counting_core()
+    a, b, c, m = _pieces_of_one_set(core, [(2, 3), (2, 3), (2, 3), (4, 7)])
+    with _piece_cache_sets(sets):
+        core._forget_cached_pieces()
+        assert _merges(core, [a, b]) == 2
+        assert _merges(core, [c]) == 1        # (a to its long pair)
+        assert _merges(core, [a, b, c]) == 0  # (a from there)
+        assert _merges(core, [m]) == 1        # (b and c to theirs)
+        assert _merges(core, [m, a, b, c, m]) == 0
+        core._forget_cached_pieces()
+        assert _merges(core, [a, m]) == 2
 
 
 def test_a_piece_of_up_to_30_bytes_with_many_ids_is_merged_once(cython_backend):
