@@ -1,7 +1,7 @@
 """A/B of two builds of bpe, for changes too small to see across separate benchmark runs.
 
     python -m benchmarks.ab DIR_A DIR_B [--encoding o200k_base] [--files english.txt,spanish.txt]
-                            [--rounds 7] [--peers tiktoken,bpe-openai]
+                            [--rounds 7] [--peers tiktoken,bpe-openai] [--in-process [--mode warm]]
 
 DIR_A and DIR_B each hold a built ``bpe`` package (e.g. a copy of ``bpe/`` after
 ``python setup.py build_ext --inplace`` on each version).  Each round starts one fresh
@@ -18,6 +18,14 @@ process then reports the median MB/s of bpe and of the first peer named, and the
 both bpe's speed and its ratio to that peer (which also cancels much of the host's drift).
 B/A is also given per round (B's process against the A process just before it): its median
 and range.
+
+With ``--in-process``, one process loads both builds' compiled cores (``bpe/_core``) beside
+one scanner (the builds' ``bpe/_scanner.pyx`` must be the same) and times them in paired
+rounds, in random order, with the named peers encoding the same documents between rounds
+(their speed is not reported): the host's drift then moves both sides of a pair alike.
+``--mode cold`` (the default) empties the core's piece caches before each round and gives
+it fresh ``str`` objects; ``--mode warm`` encodes the same objects again.  Prints B/A per
+round: median, quartiles, range, and in how many rounds B was faster.
 """
 
 from __future__ import annotations
@@ -71,6 +79,84 @@ else:
 """
 
 
+_IN_PROCESS = r"""
+import glob, importlib.util, random, statistics, sys, time
+dir_a, dir_b, name, files, corpora, peer_labels, repo, rounds, mode = sys.argv[1:10]
+sys.path.insert(0, dir_a)
+import bpe
+assert bpe.__file__.startswith(dir_a), bpe.__file__
+sys.path.insert(0, repo)
+from benchmarks.run import peers
+
+
+def core_of(folder, tag):
+    found = glob.glob(f"{folder}/bpe/_core.*.so") + glob.glob(f"{folder}/bpe/_core.*.pyd")
+    if not found:
+        sys.exit(f"no compiled bpe/_core in {folder}: build it there first (python setup.py build_ext --inplace)")
+    spec = importlib.util.spec_from_file_location(f"bpe_{tag}._core", found[0])
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+docs = []
+for f in files.split(","):
+    with open(f"{corpora}/{f}", encoding="utf-8") as fh:
+        text = fh.read()[:800_000]
+    docs += [text[i:i + 8000] for i in range(0, len(text), 8000)]
+n_bytes = sum(len(d.encode("utf-8")) for d in docs)
+enc = bpe.get_encoding(name)
+pattern = enc._pattern_name
+cores = {"A": core_of(dir_a, "a").Encoder(enc.mergeable_ranks, {}),
+         "B": core_of(dir_b, "b").Encoder(enc.mergeable_ranks, {})}
+for core in cores.values():                  # lazy tables built before timing (as prime)
+    for _ in range(8):
+        if core._signatures_state() != "unbuilt":
+            break
+        for d in docs:
+            core.encode_text(d, pattern)
+        core._forget_cached_pieces()
+ids = {k: [c.encode_text(d, pattern) for d in docs] for k, c in cores.items()}
+if ids["A"] != ids["B"]:
+    sys.exit(f"the builds give different ids on {files} ({name}): compare their outputs before timing them")
+labels = peer_labels.split(",") if peer_labels else []
+every = peers(name, frozenset(labels)) if labels else {}
+missing = [k for k in labels if k not in every]
+if missing:
+    sys.exit(f"peers not installed or not available for {name}: {', '.join(missing)}")
+others = [every[k] for k in labels]
+speeds = {"A": [], "B": []}
+rng = random.Random(1)
+for _ in range(int(rounds)):
+    for k in rng.sample(["A", "B"], 2):
+        core = cores[k]
+        for other in others:
+            for d in docs:
+                other.encode_ordinary(d)
+        if mode == "cold":
+            core._forget_cached_pieces()
+            texts = [d.encode("utf-8").decode("utf-8") for d in docs]
+        else:
+            texts = docs
+        t = time.perf_counter()
+        for d in texts:
+            core.encode_text(d, pattern)
+        speeds[k].append(n_bytes / (time.perf_counter() - t) / 1e6)
+p = sorted(b / a for a, b in zip(speeds["A"], speeds["B"]))
+q = len(p) // 4
+print(f"{name} {files} {mode}: A {statistics.median(speeds['A']):.1f} MB/s, B {statistics.median(speeds['B']):.1f} "
+      f"MB/s; B/A per round {statistics.median(p):.3f} (quartiles {p[q]:.3f}-{p[len(p) - 1 - q]:.3f}, range "
+      f"{p[0]:.3f}-{p[-1]:.3f}), B faster in {sum(x > 1 for x in p)} of {len(p)} rounds")
+"""
+
+
+def _same_scanner(dir_a: str, dir_b: str) -> bool:
+    def source(folder):
+        with open(os.path.join(folder, "bpe", "_scanner.pyx"), "rb") as fh:
+            return fh.read()
+    return source(dir_a) == source(dir_b)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.ab", description=__doc__.split("\n\n")[0])
     parser.add_argument("dir_a")
@@ -80,11 +166,26 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--peers", default="",
                         help="peers to time between bpe's rounds in each process, e.g. tiktoken,bpe-openai")
+    parser.add_argument("--in-process", action="store_true",
+                        help="both builds' cores in one process, paired rounds (see above)")
+    parser.add_argument("--mode", choices=("cold", "warm"), default="cold", help="with --in-process")
     args = parser.parse_args(argv)
     here = os.path.dirname(os.path.abspath(__file__))
     repo = os.path.dirname(here)
     corpora = os.path.join(os.environ.get("BPE_SHARED_DATA") or os.path.join(repo, "..", "shared", "data"),
                            "corpora")
+    if args.in_process:
+        dir_a, dir_b = os.path.abspath(args.dir_a), os.path.abspath(args.dir_b)
+        if not _same_scanner(dir_a, dir_b):
+            sys.stderr.write("--in-process loads both cores beside one scanner, and the builds' "
+                             "bpe/_scanner.pyx differ: run the A/B without --in-process\n")
+            return 1
+        out = subprocess.run([sys.executable, "-c", _IN_PROCESS, dir_a, dir_b, args.encoding, args.files, corpora,
+                              args.peers, repo, str(args.rounds), args.mode], capture_output=True, text=True,
+                             cwd="/")
+        sys.stdout.write(out.stdout)
+        sys.stderr.write(out.stderr)
+        return out.returncode
     speeds: dict[str, list[float]] = {"A": [], "B": []}
     ratios: dict[str, list[float]] = {"A": [], "B": []}
     digests: dict[str, str] = {}      # a digest of each build's ids

@@ -70,6 +70,24 @@ def test_ab_runs_on_two_builds(tmp_path):
     assert "B/A" in out.stdout and "per round" in out.stdout
 
 
+def test_ab_in_process_pairs_the_rounds_of_two_cores(tmp_path):
+    """``--in-process`` loads both builds' cores in one process and reports B/A per round (here
+    one build twice); builds whose scanners differ are refused, since both cores would run
+    beside one of them."""
+    for mode in ("cold", "warm"):
+        out = _run_ab(tmp_path, "--in-process", "--mode", mode)
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert f"sample.txt {mode}: A" in out.stdout and "B faster in" in out.stdout
+    import bpe
+    build = os.path.dirname(os.path.dirname(os.path.abspath(bpe.__file__)))
+    other = tmp_path / "other" / "bpe"
+    other.mkdir(parents=True)
+    (other / "_scanner.pyx").write_text("# another scanner\n", encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "benchmarks.ab", build, str(other.parent), "--in-process",
+                          "--files", "sample.txt"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode != 0 and "_scanner.pyx differ" in out.stderr
+
+
 def _fake_build(folder, extra_id):
     """A folder holding a stand-in ``bpe`` package whose encoder gives one id per document:
     its length, plus ``extra_id``."""
