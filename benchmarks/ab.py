@@ -20,7 +20,7 @@ B/A is also given per round (B's process against the A process just before it): 
 and range.
 
 With ``--in-process``, one process loads both builds' compiled cores (``bpe/_core``) beside
-one scanner (the builds' ``bpe/_scanner.pyx`` must be the same) and times them in paired
+one scanner (the builds' scanners must be the same) and times them in paired
 rounds, in random order, with the named peers encoding the same documents between rounds
 (their speed is not reported): the host's drift then moves both sides of a pair alike.
 ``--mode cold`` (the default) empties the core's piece caches before each round and gives
@@ -31,6 +31,7 @@ round: median, quartiles, range, and in how many rounds B was faster.
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import statistics
 import subprocess
@@ -151,10 +152,21 @@ print(f"{name} {files} {mode}: A {statistics.median(speeds['A']):.1f} MB/s, B {s
 
 
 def _same_scanner(dir_a: str, dir_b: str) -> bool:
-    def source(folder):
-        with open(os.path.join(folder, "bpe", "_scanner.pyx"), "rb") as fh:
+    """Whether the two builds' scanners are the same: their ``bpe/_scanner.pyx`` where both
+    have the source, else their compiled ``bpe/_scanner`` files (an installed package has no
+    source)."""
+    def read(folder, pattern):
+        found = sorted(glob.glob(os.path.join(folder, "bpe", pattern)))
+        if not found:
+            return None
+        with open(found[0], "rb") as fh:
             return fh.read()
-    return source(dir_a) == source(dir_b)
+    sources = read(dir_a, "_scanner.pyx"), read(dir_b, "_scanner.pyx")
+    if None not in sources:
+        return sources[0] == sources[1]
+    built = read(dir_a, "_scanner.*.so") or read(dir_a, "_scanner.*.pyd"), \
+        read(dir_b, "_scanner.*.so") or read(dir_b, "_scanner.*.pyd")
+    return None not in built and built[0] == built[1]
 
 
 def main(argv=None) -> int:
@@ -177,8 +189,9 @@ def main(argv=None) -> int:
     if args.in_process:
         dir_a, dir_b = os.path.abspath(args.dir_a), os.path.abspath(args.dir_b)
         if not _same_scanner(dir_a, dir_b):
-            sys.stderr.write("--in-process loads both cores beside one scanner, and the builds' "
-                             "bpe/_scanner.pyx differ: run the A/B without --in-process\n")
+            sys.stderr.write("--in-process loads both cores beside one scanner, and the builds' scanners "
+                             "differ (bpe/_scanner.pyx, or the compiled bpe/_scanner where there is no "
+                             "source): run the A/B without --in-process\n")
             return 1
         out = subprocess.run([sys.executable, "-c", _IN_PROCESS, dir_a, dir_b, args.encoding, args.files, corpora,
                               args.peers, repo, str(args.rounds), args.mode], capture_output=True, text=True,

@@ -915,16 +915,18 @@ cdef inline void _piece_keep(Local* loc, const uint8_t* p, Py_ssize_t n, uint64_
     # into its long entry g or the ring through slot x (NULL where it is too long for them)
     cdef unsigned int gen = <unsigned int>loc.gen
     cdef Py_ssize_t i
+    cdef bint spans
     if e != NULL and 0 < k <= SET_MAX_IDS:
         # into the set's first place.  Up to 3 ids: the entry there moves to the second (one
         # that spans both goes).  More: the piece spans both places, its first holding the
         # piece and 3 ids, its second's gen word 0 (it never matches) and the rest after it.
         # The pieces pushed out move to their long pairs.
-        if k > CACHE_MAX_IDS or (e[0].rest >> 56) > CACHE_MAX_IDS:
-            _set_entry_to_long(loc, e, gen)
-        if (e[0].rest >> 56) <= CACHE_MAX_IDS:
-            _set_entry_to_long(loc, &e[1], gen)
-        if k > CACHE_MAX_IDS or (e[0].rest >> 56) > CACHE_MAX_IDS:
+        spans = (e[0].rest >> 56) > CACHE_MAX_IDS
+        if k > CACHE_MAX_IDS or spans:
+            _set_entry_to_long(loc, e, gen, LONG_CACHE_MAX_IDS)
+        if not spans:
+            _set_entry_to_long(loc, &e[1], gen, CACHE_MAX_IDS)
+        if k > CACHE_MAX_IDS or spans:
             e[1].gen = 0
         else:
             e[1] = e[0]
@@ -960,15 +962,16 @@ cdef inline unsigned char _short_tag(uint64_t h, unsigned int gen) noexcept nogi
     return <unsigned char>(0x80 | (((h >> 57) ^ gen) & 0x7F))
 
 
-cdef void _set_entry_to_long(Local* loc, bpe_cache_entry* e, unsigned int gen) noexcept nogil:
-    # the piece of set entry e (this encoder's, with few enough ids) into the long pair of its
-    # hash, as a short piece, before the set drops it
+cdef void _set_entry_to_long(Local* loc, bpe_cache_entry* e, unsigned int gen, Py_ssize_t most) noexcept nogil:
+    # the piece of set entry e (this encoder's, with at most `most` ids: only a set's first
+    # entry may span both) into the long pair of its hash, as a short piece, before the set
+    # drops it
     cdef Py_ssize_t n = <Py_ssize_t>((e.rest >> 48) & 255), k = <Py_ssize_t>(e.rest >> 56), i
     cdef uint8_t b[16]
     cdef tok_t ids[SET_MAX_IDS]
     cdef bpe_long_entry* g
     cdef uint64_t h
-    if e.gen != gen or k == 0 or k > LONG_CACHE_MAX_IDS or n > CACHE_MAX_BYTES:
+    if e.gen != gen or k == 0 or k > most or n > CACHE_MAX_BYTES:
         return
     for i in range(8):          # (the bytes past n are zero in both words)
         b[i] = <uint8_t>(e.head >> (8 * i))
