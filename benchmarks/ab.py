@@ -87,7 +87,8 @@ sys.path.insert(0, dir_a)
 import bpe
 assert bpe.__file__.startswith(dir_a), bpe.__file__
 sys.path.insert(0, repo)
-from benchmarks.run import peers
+from types import SimpleNamespace
+from benchmarks.run import peers, prime
 
 
 def core_of(folder, tag):
@@ -110,13 +111,8 @@ enc = bpe.get_encoding(name)
 pattern = enc._pattern_name
 cores = {"A": core_of(dir_a, "a").Encoder(enc.mergeable_ranks, {}),
          "B": core_of(dir_b, "b").Encoder(enc.mergeable_ranks, {})}
-for core in cores.values():                  # lazy tables built before timing (as prime)
-    for _ in range(8):
-        if core._signatures_state() != "unbuilt":
-            break
-        for d in docs:
-            core.encode_text(d, pattern)
-        core._forget_cached_pieces()
+for core in cores.values():                  # lazy tables built before timing
+    prime(SimpleNamespace(_core=core, encode_ordinary=lambda d, core=core: core.encode_text(d, pattern)), docs)
 ids = {k: [c.encode_text(d, pattern) for d in docs] for k, c in cores.items()}
 if ids["A"] != ids["B"]:
     sys.exit(f"the builds give different ids on {files} ({name}): compare their outputs before timing them")

@@ -924,11 +924,11 @@ cdef inline void _piece_keep(Local* loc, const uint8_t* p, Py_ssize_t n, uint64_
         spans = (e[0].rest >> 56) > CACHE_MAX_IDS
         if k > CACHE_MAX_IDS or spans:
             _set_entry_to_long(loc, e, gen, LONG_CACHE_MAX_IDS)
-        if not spans:
-            _set_entry_to_long(loc, &e[1], gen, CACHE_MAX_IDS)
-        if k > CACHE_MAX_IDS or spans:
+            if not spans:
+                _set_entry_to_long(loc, &e[1], gen, CACHE_MAX_IDS)
             e[1].gen = 0
         else:
+            _set_entry_to_long(loc, &e[1], gen, CACHE_MAX_IDS)
             e[1] = e[0]
         e[0].gen = gen
         e[0].head = _head(p, n)

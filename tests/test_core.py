@@ -220,6 +220,14 @@ def _check_piece_cache_keeps_pieces_apart():
         assert enc._core.encode_pieces(chunk) == [i for p in chunk for i in want[p]], start
 
 
+def _counting_core():
+    """An o200k_base core whose merged pieces _merges counts."""
+    core = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")._core
+    core._set_signatures(True, 10**9)  # (so that _pieces_merged keeps counting)
+    core._set_backtrack_min_bytes(-1)  # (every piece through the merge loop, which it counts)
+    return core
+
+
 def _merges(core, pieces):
     """Encode each piece alone (checking its ids against the merge loop's); how many of them
     went through the merge loop."""
@@ -234,9 +242,7 @@ def test_a_short_piece_with_many_ids_is_merged_once(cython_backend):
     holds (4-10 ids: both entries of its set; more: the long cache, which a miss in the sets
     looks at only where an entry's tag says it may hold that piece, bpe/_piece_cache.h) is
     found there again, not merged at every call."""
-    enc = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")
-    core = enc._core
-    core._set_signatures(True, 10**9)  # (so that _pieces_merged keeps counting)
+    core = _counting_core()
     many, few = " zqxjvkq", " zqxj"
     want = {p: core.encode_piece_bytes(p.encode()) for p in (many, few)}
     assert len(many.encode()) <= 14 and 3 < len(want[many]) <= 7 and len(want[few]) <= 3
@@ -266,13 +272,6 @@ def _pieces_of_one_set(core, kinds, seed=7):
                 found[i] = piece
                 break
     return found
-
-
-def _counting_core():
-    core = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")._core
-    core._set_signatures(True, 10**9)  # (so that _pieces_merged keeps counting)
-    core._set_backtrack_min_bytes(-1)  # (every piece through the merge loop, which it counts)
-    return core
 
 
 def test_a_piece_of_4_to_10_ids_takes_both_places_of_its_set(cython_backend):
@@ -316,10 +315,7 @@ def test_a_piece_of_up_to_30_bytes_with_many_ids_is_merged_once(cython_backend):
     entry and the ids in the ring (bpe/_piece_cache.h): found again there, not merged at
     every call, at the default size and in the static fallback, whether the piece would fit
     the two-way sets by its length (14 bytes) or not (29)."""
-    enc = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")
-    core = enc._core
-    core._set_signatures(True, 10**9)  # (so that _pieces_merged keeps counting)
-    core._set_backtrack_min_bytes(-1)  # (every piece through the merge loop, which it counts)
+    core = _counting_core()
     pieces = [" zqxjvkqzqxjvk", " zqxjvkqzqxjvkqzqxjvkqzqxjvkq"]
     want = {p: core.encode_piece_bytes(p.encode()) for p in pieces}
     assert [len(p.encode()) for p in pieces] == [14, 29] and all(len(w) > 7 for w in want.values())
@@ -336,10 +332,7 @@ def test_a_piece_whose_ring_entry_is_written_over_is_merged_again(cython_backend
     """When the ring has come round to the ids of a piece whose long entry still stands for
     it, the piece is merged again and its ids go back into the ring: then it is found
     again."""
-    enc = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")
-    core = enc._core
-    core._set_signatures(True, 10**9)  # (so that _pieces_merged keeps counting)
-    core._set_backtrack_min_bytes(-1)
+    core = _counting_core()
     rng = random.Random(11)
     piece = " zqxjvkqzqxjvkqzqxjvkqzqxjvkq"
     want = core.encode_piece_bytes(piece.encode())
@@ -369,10 +362,7 @@ def test_pairs_of_cache_places_hold_two_pieces(cython_backend, low, high, shift,
     least recently (a hit in the second place makes it the first)."""
     from bpe import _core
 
-    enc = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")
-    core = enc._core
-    core._set_signatures(True, 10**9)  # (so that _pieces_merged keeps counting)
-    core._set_backtrack_min_bytes(-1)  # (every piece through the merge loop, which it counts)
+    core = _counting_core()
     rng = random.Random(low)
     pairs = {}
     with _piece_cache_sets(256):
@@ -404,10 +394,7 @@ def test_a_long_piece_is_merged_once(cython_backend):
     """Pieces of 31-1,024 bytes, whatever their number of ids, are kept in the ring
     (bpe/_piece_cache.h) and found there again, at the default size and in the static
     fallback's 8 KiB; longer ones are merged at every call."""
-    enc = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")
-    core = enc._core
-    core._set_signatures(True, 10**9)  # (so that _pieces_merged keeps counting)
-    core._set_backtrack_min_bytes(-1)  # (every piece through the merge loop, which it counts)
+    core = _counting_core()
     rng = random.Random(8)
     pieces = [" " + "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(n)) for n in (40, 200, 1023, 1100)]
     want = {p: core.encode_piece_bytes(p.encode()) for p in pieces}
