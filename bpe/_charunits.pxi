@@ -63,9 +63,27 @@
 # c and they apply to about 70% of the multilingual corpus's pieces that are not tokens,
 # cutting one or two merges from each (+8% on that corpus); cl100k_base has 359.  " " + an
 # ASCII letter (52 more) gains less, 1-3% on Spanish and Portuguese prose (those merges are
-# the cheapest, from the direct two-byte table), so it is used only once non-ASCII text has
-# built the tables: English alone never pays their build (about 55 ms for o200k_base).  The
-# table has the characters' layout (keyed by c, no left strings, no space flag).
+# the cheapest, from the direct two-byte table), so it is used only once the tables are built
+# (see below).  The table has the characters' layout (keyed by c, no left strings, no space
+# flag).
+#
+# Two ASCII bytes.  The same argument lets two ASCII bytes xy anywhere in a piece start as
+# their token, merged alone at tau = its rank: they are broken by the tokens ranked <= tau
+# that hold x at their end after other bytes (left string: the rest), y at their start
+# before other bytes (right string: the rest), or xy and more (X + xy + Y: X before it, else
+# Y after it).  Each such unit costs a lookup and a context test, and its pairs with its
+# neighbours come from the split table instead of the direct two-byte table, so only tokens
+# ranked below PAIR_TAU_MAX with at most PAIR_MAX_CONTEXTS context strings are kept
+# (o200k_base: 521 of its 1,249 two-byte ASCII tokens there; cl100k_base: 542 of 1,512).  On
+# the distinct pieces of the shared prose corpora that are not tokens (o200k_base, 42,669 of
+# them) the merge loop then starts from 29% fewer units and makes 42% fewer merges (232K ->
+# 135K; cl100k_base likewise).  Units are taken left to right: any choice of units that pass
+# gives the same ids.
+#
+# When the tables are built.  The first piece that needs merging and holds a non-ASCII
+# character builds them; so does the first piece merged after the pair signatures are built
+# (bpe/_signatures.pxi: once the encoder has merged 20,000 pieces), since the pairs pay off
+# on English too.  Short texts in ASCII never pay their build (about 85 ms for o200k_base).
 #
 # Identity with byte-level BPE is checked by the test suite: units on and off against
 # tiktoken on the whole corpora, units on against tiktoken on every code point in several
@@ -79,6 +97,12 @@ cdef enum:
     CU_UNAVAILABLE = 2
     CU_MAX_CONTEXT = 255     # a longer context string, or more of them on one side, and the
                              # character stays bytes (the pool stores lengths in one byte)
+    # two ASCII bytes start whole only when their token ranks below PAIR_TAU_MAX and has at
+    # most PAIR_MAX_CONTEXTS context strings (benchmarks.ab --in-process, cold, o200k prose,
+    # 61 rounds, B/A against no pair units: at most 4 strings 1.066, 8: 1.058, 12: 1.053,
+    # 20: 1.074, 32: 1.053, 64: 1.020, 255: 0.955, where most units meet a string to compare)
+    PAIR_TAU_MAX = 16384
+    PAIR_MAX_CONTEXTS = 16
 
 
 ctypedef struct CharSlot:
@@ -112,7 +136,10 @@ ctypedef struct CharTable:
 ctypedef struct CharUnits:
     CharTable chars          # characters that may start as one unit
     CharTable spaced         # " " + character, at the start of a piece, by the character
-    uint8_t* pool            # the context strings of both
+    CharTable pairs          # two ASCII bytes anywhere in a piece (slots NULL: none)
+    uint64_t pair_bits[256]  # bit x | y << 7: pairs holds xy (most pairs of text have no unit,
+                             # and this answers them from 2 KiB without hashing)
+    uint8_t* pool            # the context strings of all three
     int enabled              # 0: every character starts as bytes (for tests and A/B runs)
     int state                # CU_UNBUILT, CU_READY or CU_UNAVAILABLE (read with acquire)
 
@@ -127,6 +154,7 @@ cdef void _ct_free(CharTable* tab) noexcept nogil:
 cdef void cu_free(CharUnits* cu) noexcept nogil:
     _ct_free(&cu.chars)
     _ct_free(&cu.spaced)
+    _ct_free(&cu.pairs)
     free(cu.pool)
     cu.pool = NULL
 
@@ -235,8 +263,8 @@ cdef bint _cu_blocked_exactly(const CharTable* tab, const uint8_t* pool, Py_ssiz
 cdef Py_ssize_t cu_units(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank,
                          const uint8_t* p, Py_ssize_t n, int32_t* off, tok_t* tok) noexcept nogil:
     """The units the merge loop starts from for piece ``p[:n]``: unit i is ``p[off[i]:off[i+1]]``
-    with id ``tok[i]`` (a byte, or a whole character where that gives the same ids; only
-    bytes when ``cu`` is NULL or units are off).  Returns
+    with id ``tok[i]`` (a byte, or a whole character or two ASCII bytes where that gives the
+    same ids; only bytes when ``cu`` is NULL or units are off).  Returns
     the number of units m and sets ``off[m] = n``; ``off`` and ``tok`` have room for n + 1."""
     cdef Py_ssize_t i = 0, m = 0, L, j, s
     if n > 2 and p[0] == 0x20 and cu != NULL and (
@@ -252,21 +280,32 @@ cdef Py_ssize_t cu_units(CharUnits* cu, const TokenTable* t, const tok_t* byte_r
                 tok[0] = <tok_t>(cu.spaced.slots[s].value & ((1 << CU_TOKEN_BITS) - 1))
                 m = 1
                 i = 1 + L
-    while i < n and p[i] < 0x80:
+    cdef const CharSlot* slots
+    cdef const CharSlot* pairs = cu.pairs.slots if cu != NULL and _cu_ready(cu) else NULL
+    cdef int bits, pair_bits
+    while pairs == NULL and i < n and p[i] < 0x80:
         off[m] = <int32_t>i
         tok[m] = byte_rank[p[i]]
         i += 1
         m += 1
-    cdef const CharSlot* slots
-    cdef int bits
     if i < n and cu != NULL and cu_usable(cu, t, byte_rank):
-        # (the table's address and size as locals: read through cu, they were loaded again
+        # (the tables' addresses and sizes as locals: read through cu, they were loaded again
         # after every store to off and tok, which may alias them as far as the compiler knows)
         slots = cu.chars.slots
         bits = cu.chars.bits
+        pair_bits = cu.pairs.bits
         while i < n:
             L = _utf8_length(p[i])
-            if L > 1 and i + L <= n:
+            if (L == 1 and pairs != NULL and i + 1 < n and p[i + 1] < 0x80
+                    and (cu.pair_bits[p[i + 1] << 1 | p[i] >> 6] >> (p[i] & 63)) & 1):
+                s = _cu_slot(pairs, pair_bits, <uint32_t>p[i] | (<uint32_t>p[i + 1] << 8))
+                if s >= 0 and not _cu_blocked(&cu.pairs, cu.pool, s, p, n, i, 2):
+                    off[m] = <int32_t>i
+                    tok[m] = <tok_t>(pairs[s].value & ((1 << CU_TOKEN_BITS) - 1))
+                    m += 1
+                    i += 2
+                    continue
+            elif L > 1 and i + L <= n:
                 s = _cu_slot(slots, bits, _pack_within(p, n, i, L))
                 if s >= 0 and not _cu_blocked(&cu.chars, cu.pool, s, p, n, i, L):
                     off[m] = <int32_t>i
@@ -429,7 +468,6 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
     cdef tok_t token
     cdef list left, right
     cdef object other, at
-    cdef uint32_t before, after
     cdef const uint8_t* c
     for key, (token, tau) in single.items():
         n = t.length[token]
@@ -448,20 +486,9 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
         for j in range(1, n):
             _add_contexts(left, ends.get(_pack(c, j), ()), tau, j, t)
             _add_contexts(right, starts.get(_pack(c + j, n - j), ()), tau, n - j, t)
-        if (len(left) > 2 * CU_MAX_CONTEXT or len(right) > 2 * CU_MAX_CONTEXT
-                or max(left[::2] + right[::2], default=0) > CU_MAX_CONTEXT):
-            continue
-        # " " alone before it is kept as a flag in the slot, not as a string
-        after_space = False
-        for i in range(len(left) - 2, -1, -2):
-            if left[i] == 1 and t.blob[t.off[<Py_ssize_t>left[i + 1]]] == 0x20:
-                after_space = True
-                del left[i:i + 2]
-        at = len(pool)
-        before = _pool_strings(pool, t, left, False)
-        lb = len(pool) - at
-        after = _pool_strings(pool, t, right, True)
-        chars.append((key, token, after_space, at, len(left) // 2, len(right) // 2, lb, before, after))
+        entry = _unit_entry(pool, t, key, token, left, right, 2 * CU_MAX_CONTEXT)
+        if entry is not None:
+            chars.append(entry)
 
     # " " + c as one unit at the start of a piece: no left context; on the right, tokens that
     # start with " " + c, with c or with a proper suffix of c and go on, ranked <= tau(" " + c)
@@ -477,18 +504,19 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
         _add_contexts(right, char_starts.get(key, ()), tau, n - 1, t)
         for j in range(2, n):
             _add_contexts(right, starts.get(_pack(c + j, n - j), ()), tau, n - j, t)
-        if len(right) > 2 * CU_MAX_CONTEXT or max(right[::2], default=0) > CU_MAX_CONTEXT:
-            continue
-        at = len(pool)
-        after = _pool_strings(pool, t, right, True)
-        firsts.append((key, token, False, at, 0, len(right) // 2, 0, 0, after))
+        entry = _unit_entry(pool, t, key, token, [], right, 2 * CU_MAX_CONTEXT)
+        if entry is not None:
+            firsts.append(entry)
 
+    cdef list pairs = _pair_units(t, byte_rank, pool)
     if t.n_ids > (1 << CU_TOKEN_BITS):
         chars = []                           # ids too large for the slots: no units
         firsts = []
-    cdef CharTable char_table, first_table
+        pairs = []
+    cdef CharTable char_table, first_table, pair_table
     memset(&char_table, 0, sizeof(CharTable))
     memset(&first_table, 0, sizeof(CharTable))
+    memset(&pair_table, 0, sizeof(CharTable))
     cdef uint8_t* pool_c = <uint8_t*>malloc(len(pool) + 1)
     try:
         if pool_c == NULL:
@@ -497,16 +525,114 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
             memcpy(pool_c, <char*>pool, len(pool))
         _ct_fill(&char_table, chars)
         _ct_fill(&first_table, firsts)
+        if pairs:
+            _ct_fill(&pair_table, pairs)
     except BaseException:
         _ct_free(&char_table)
         _ct_free(&first_table)
+        _ct_free(&pair_table)
         free(pool_c)
         raise
     cu_free(cu)
     cu.chars = char_table
     cu.spaced = first_table
+    cu.pairs = pair_table
+    memset(cu.pair_bits, 0, sizeof(cu.pair_bits))
+    for entry in pairs:
+        key = entry[0]
+        key = (key & 0x7F) | ((key >> 8) << 7)
+        cu.pair_bits[key >> 6] |= (<uint64_t>1) << (key & 63)
     cu.pool = pool_c
     return 0
+
+
+cdef list _pair_units(const TokenTable* t, const tok_t* byte_rank, bytearray pool):
+    # The entries (as _ct_fill takes them; their strings appended to pool) of the two-byte
+    # ASCII tokens xy that may start as one unit anywhere in a piece ("Two ASCII bytes"
+    # above).  Tokens are visited in rank order, so each list of ids comes out sorted.
+    cdef list ends = [[] for _ in range(128)], starts = [[] for _ in range(128)]
+    cdef list singles = [], entries = [], left, right
+    cdef dict held = {}
+    cdef Py_ssize_t tid, n, i, top = -1, limit = min(t.n_ids, PAIR_TAU_MAX)
+    cdef const uint8_t* b
+    cdef uint32_t key
+    cdef tok_t tau, token
+    cdef tok_t part[3]                       # scratch of bpe_alone_tau
+    cdef int32_t part_start[4]
+    cdef int32_t taus[16384]                 # by x | y << 7: tau of a pair still in the running, else -1
+    cdef object other, at, entry
+    for tid in range(limit):
+        n = t.length[tid]
+        if n < 2:
+            continue
+        b = t.blob + t.off[tid]
+        if tt_find(t, b, n) != tid:
+            continue                         # special tokens, which BPE never forms
+        if b[n - 1] < 0x80:
+            ends[b[n - 1]].append(tid)       # x at the end after other bytes
+        if b[0] < 0x80:
+            starts[b[0]].append(tid)         # y at the start before other bytes
+        # (key 0 marks an empty slot: no unit for two NUL bytes)
+        if n == 2 and b[0] < 0x80 and b[1] < 0x80 and (b[0] | b[1]):
+            tau = bpe_alone_tau(t, byte_rank, b, 2, <tok_t>tid, part, part_start)
+            if tau >= 0:
+                singles.append((b[0], b[1], tid, tau))
+    memset(taus, 0xFF, sizeof(taus))
+    for x, y, token, tau in singles:
+        # (counted before any string is made: most pairs have too many)
+        if bisect_right(ends[x], tau) + bisect_right(starts[y], tau) <= PAIR_MAX_CONTEXTS + 1:
+            taus[x | (y << 7)] = tau
+            top = max(top, tau)
+    for tid in range(top + 1):               # tokens holding xy and more
+        n = t.length[tid]
+        b = t.blob + t.off[tid]
+        for i in range(n - 1 if n > 2 else 0):
+            if b[i] < 0x80 and b[i + 1] < 0x80 and 0 <= tid <= taus[b[i] | (b[i + 1] << 7)]:
+                if tt_find(t, b, n) == tid:
+                    held.setdefault(b[i] | (b[i + 1] << 7), []).append((i, tid))
+    for x, y, token, tau in singles:
+        if taus[x | (y << 7)] < 0:
+            continue
+        left = []
+        right = []
+        for at, other in held.get(x | (y << 7), ()):
+            if at > 0:
+                left.append(at)
+                left.append(other)
+            else:
+                right.append(t.length[<Py_ssize_t>other] - 2)
+                right.append(other)
+        _add_contexts(left, ends[x], tau, 1, t)
+        _add_contexts(right, starts[y], tau, 1, t)
+        entry = _unit_entry(pool, t, x | (y << 8), token, left, right, PAIR_MAX_CONTEXTS)
+        if entry is not None:
+            entries.append(entry)
+    return entries
+
+
+cdef object _unit_entry(bytearray pool, const TokenTable* t, uint32_t key, tok_t token, list left,
+                        list right, Py_ssize_t most):
+    # The entry (as _ct_fill takes it) of a unit with the context strings left and right (as
+    # _add_contexts makes them), its strings appended to pool; None (no unit) with more than
+    # CU_MAX_CONTEXT strings on a side, one longer than that, or more than `most` strings in
+    # all.  " " alone before the unit is kept as a flag in its slot, not as a string.
+    cdef Py_ssize_t i, at, lb
+    cdef uint32_t before, after
+    cdef bint after_space = False
+    if (len(left) > 2 * CU_MAX_CONTEXT or len(right) > 2 * CU_MAX_CONTEXT
+            or max(left[::2] + right[::2], default=0) > CU_MAX_CONTEXT):
+        return None
+    for i in range(len(left) - 2, -1, -2):
+        if left[i] == 1 and t.blob[t.off[<Py_ssize_t>left[i + 1]]] == 0x20:
+            after_space = True
+            del left[i:i + 2]
+    if len(left) + len(right) > 2 * most:
+        return None
+    at = len(pool)
+    before = _pool_strings(pool, t, left, False)
+    lb = len(pool) - at
+    after = _pool_strings(pool, t, right, True)
+    return (key, token, after_space, at, len(left) // 2, len(right) // 2, lb, before, after)
 
 
 cdef int _add_contexts(list out, object ids, tok_t tau, Py_ssize_t shared, const TokenTable* t) except -1:

@@ -51,6 +51,7 @@ from libc.string cimport memcmp, memcpy, memset
 
 from bpe._scanner cimport PAT_NONE, scan_piece, piece_bounds, bpe_ctz64, bpe_set_wide_classifier
 
+from bisect import bisect_right
 from bpe._scanner import PATTERN_IDS
 from bpe.errors import DisallowedSpecialTokenError, InputTooLongError, VocabularyError
 
@@ -890,6 +891,8 @@ cdef inline void _signatures_for_merge(Tables* tb, Local* loc) noexcept nogil:
     if loc.sig == NULL and loc.sigs != NULL:
         loc.sig = sig_usable(loc.sigs, &tb.bt, &tb.table, tb.byte_rank)
         if loc.sig != NULL:
+            # (the unit tables pay off on any text by then: bpe/_charunits.pxi)
+            cu_usable(&tb.cu, &tb.table, tb.byte_rank)
             # (written before the state that sig_usable read with acquire: not before then)
             loc.sig_mask = loc.sigs.mask
             loc.split = loc.sigs.split
@@ -1826,7 +1829,8 @@ cdef class Encoder:
 
     def _start_units(self, bytes piece):
         """For tests: the ids the merge loop starts ``piece`` from (cu_units: whole
-        characters, and a leading " " + character, where bpe/_charunits.pxi allows them;
+        characters, two ASCII bytes, and a leading " " + character, where
+        bpe/_charunits.pxi allows them;
         else bytes), building the unit tables if they are not built yet."""
         cdef Py_ssize_t n = len(piece), m, i
         cdef int32_t* off = <int32_t*>malloc((n + 1) * sizeof(int32_t))
@@ -1834,6 +1838,7 @@ cdef class Encoder:
         try:
             if off == NULL or tok == NULL:
                 raise MemoryError()
+            cu_usable(&self.tb.cu, &self.tb.table, self.tb.byte_rank)
             m = cu_units(&self.tb.cu, &self.tb.table, self.tb.byte_rank, <const uint8_t*>(<char*>piece),
                          n, off, tok)
             return [tok[i] for i in range(m)]
@@ -1846,6 +1851,12 @@ cdef class Encoder:
         unit (built on this call if not yet); -1 when the table could not be built."""
         return self._units_in(&self.tb.cu.spaced)
 
+    def _pair_units_size(self):
+        """For tests: for how many two-byte ASCII tokens the two bytes may start as one unit
+        anywhere in a piece (built on this call if not yet); -1 when the table could not be
+        built."""
+        return self._units_in(&self.tb.cu.pairs)
+
     cdef Py_ssize_t _units_in(self, const CharTable* tab) except -2:
         # the filled slots of one of the unit tables, built first if not yet; -1 if unavailable
         cdef Py_ssize_t i, k = 0
@@ -1853,6 +1864,8 @@ cdef class Encoder:
         cu_usable(&self.tb.cu, &self.tb.table, self.tb.byte_rank)
         if self.tb.cu.state != CU_READY:
             return -1
+        if tab.slots == NULL:
+            return 0                            # (a table with no entries: the pairs' may be)
         for i in range(1 << tab.bits):
             k += tab.slots[i].key != 0
         return k

@@ -952,16 +952,103 @@ def test_a_token_after_a_leading_ascii_letter_stops_the_leading_unit(cython_back
 
 
 def test_ascii_text_alone_never_builds_the_unit_tables(cython_backend):
-    # English-only text merges plenty of pieces without ever building the character-unit
-    # tables (bpe/_charunits.pxi: only non-ASCII text pays for them); the first non-ASCII
-    # piece that needs merging builds them, and the ids stay tiktoken's
+    # A short English-only text merges plenty of pieces without ever building the unit
+    # tables (bpe/_charunits.pxi: before the pair signatures are built, only non-ASCII text
+    # pays for them); the first non-ASCII piece that needs merging builds them, and the ids
+    # stay tiktoken's
     enc = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")
+    enc._core._set_signatures(True, 10**9)  # (the suite's default builds them at once)
     english = read_text("austen.txt")[:20_000].encode("ascii", "ignore").decode()
     ascii_ids = enc.encode_ordinary(english)
     assert enc._core._char_units_state() == "unbuilt"
     enc.encode_ordinary(" переводится")  # a Cyrillic word that is not one token
     assert enc._core._char_units_state() == "ready"
     assert enc.encode_ordinary(english) == ascii_ids == tiktoken_encoding("o200k_base").encode_ordinary(english)
+
+
+def test_ascii_text_builds_the_unit_tables_with_the_signatures(cython_backend):
+    # once the pair signatures are built, the unit tables are too, so that English text
+    # starts from two-byte units (bpe/_charunits.pxi, "When the tables are built")
+    enc = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")
+    enc._core._set_signatures(True, 30)
+    english = read_text("austen.txt")[:20_000].encode("ascii", "ignore").decode()
+    ids = enc.encode_ordinary(english)
+    assert enc._core._signatures_state() == "ready"
+    assert enc._core._char_units_state() == "ready"
+    enc._core._forget_cached_pieces()
+    assert enc.encode_ordinary(english) == ids == tiktoken_encoding("o200k_base").encode_ordinary(english)
+
+
+def test_pieces_start_from_ascii_pairs_where_units_allow(cython_backend):
+    # two ASCII bytes start as their token where bpe/_charunits.pxi allows it ("Two ASCII
+    # bytes"): the units of a word spell it, some of them are two-byte tokens, and with the
+    # units off every unit is a byte
+    enc = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")
+    assert enc._core._pair_units_size() > 300
+    ranks = enc.mergeable_ranks
+    decode = enc.decode_single_token_bytes
+    for word in ("something", " tokenizer", " encyclopedia", "ECONOMICS"):
+        data = word.encode("ascii")
+        units = [decode(u) for u in enc._core._start_units(data)]
+        assert b"".join(units) == data
+        assert any(len(u) == 2 and u[0] != 0x20 for u in units), units
+        with _bytes_only(enc):
+            assert enc._core._start_units(data) == [ranks[bytes([b])] for b in data]
+
+
+def _ascii_ranks(*tokens):
+    """Single bytes, then ``tokens`` in the order given, then a two-byte character (whose
+    merge builds the unit tables)."""
+    ranks = {bytes([b]): b for b in range(256)}
+    for token in tokens + ("д".encode("utf-8"),):
+        ranks[token] = len(ranks)
+    return ranks
+
+
+def test_a_lower_token_across_an_ascii_pair_stops_the_pair_unit(cython_backend):
+    # "bc" ranks below "ab": in "abc" BPE makes "bc" first, so "ab" must not start whole
+    # before "c" (a right context), while "bc" may
+    ranks = _ascii_ranks(b"bc", b"ab")
+    tok = bpe.Tokenizer(ranks, pattern=None)
+    assert tok._core._pair_units_size() == 2
+    a, b, c, ab, bc = ord("a"), ord("b"), ord("c"), ranks[b"ab"], ranks[b"bc"]
+    assert tok._core._start_units(b"abc") == [a, bc]
+    assert tok._core._start_units(b"abd") == [ab, ord("d")]
+    assert tok.encode_ordinary("abc") == [a, bc]
+    assert tok.encode_ordinary("abd") == [ab, ord("d")]
+    # the other way round: "ab" first, and "bc" must not start whole after "a" (a left context)
+    ranks = _ascii_ranks(b"ab", b"bc")
+    tok = bpe.Tokenizer(ranks, pattern=None)
+    assert tok._core._start_units(b"abc") == [ranks[b"ab"], c]
+    assert tok._core._start_units(b"xbc") == [ord("x"), ranks[b"bc"]]
+    assert tok.encode_ordinary("abc") == [ranks[b"ab"], c]
+
+
+def test_a_lower_token_holding_an_ascii_pair_stops_the_pair_unit(cython_backend):
+    # "xab" ranks below "ab" and forms through "xa": after "x", "ab" must not start whole
+    ranks = _ascii_ranks(b"xa", b"xab", b"ab")
+    tok = bpe.Tokenizer(ranks, pattern=None)
+    tok._core._pair_units_size()
+    assert ranks[b"ab"] not in tok._core._start_units(b"xab")
+    assert tok.encode_ordinary("xab") == [ranks[b"xab"]]
+    assert tok.encode_ordinary("yab") == [ord("y"), ranks[b"ab"]]
+
+
+def test_ascii_pair_units_on_random_vocabularies(cython_backend):
+    """Random vocabularies and texts over a few ASCII letters (and one character that builds
+    the tables): two-byte units, bytes only and the pure-Python reference agree."""
+    rng = random.Random(17)
+    alphabet = ["a", "b", "c", "d", " ", "é"]
+    sizes = []
+    for round_ in range(30):
+        ranks = _random_vocabulary(rng, alphabet, rng.choice([40, 120, 400]))
+        fast = bpe.Tokenizer(ranks, pattern=None)
+        reference = _reference_of(ranks)
+        sizes.append(fast._core._pair_units_size())
+        for _ in range(40):
+            text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60)))
+            _check_units_and_bytes(fast, reference, text, round_)
+    assert sum(sizes) > 60  # pairs did start whole
 
 
 def test_character_units_hook(cython_backend):
