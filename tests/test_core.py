@@ -867,20 +867,28 @@ def _check_units_and_bytes(fast, reference, text, round_):
         assert fast.encode_ordinary(text) == want, (round_, text)
 
 
-def test_character_units_on_random_vocabularies(cython_backend):
-    """Random vocabularies and texts: whole-character units, bytes only and the pure-Python
-    reference agree."""
-    rng = random.Random(11)
-    alphabet = ["同", "加", "施", "д", "о", "é", "한", "🙂", " ", "a", "1"]
+def _units_on_random_vocabularies(seed, alphabet, vocabulary_sizes, units_size):
+    """30 random vocabularies over ``alphabet`` (no pattern), 40 random texts each: the units
+    of bpe/_charunits.pxi, bytes only and the pure-Python reference agree.  Returns
+    ``units_size(core)`` of each vocabulary's encoder."""
+    rng = random.Random(seed)
     sizes = []
     for round_ in range(30):
-        ranks = _random_vocabulary(rng, alphabet, rng.choice([50, 200, 600]))
+        ranks = _random_vocabulary(rng, alphabet, rng.choice(vocabulary_sizes))
         fast = bpe.Tokenizer(ranks, pattern=None)
         reference = _reference_of(ranks)
-        sizes.append(fast._core._char_units_size())
+        sizes.append(units_size(fast._core))
         for _ in range(40):
             text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60)))
             _check_units_and_bytes(fast, reference, text, round_)
+    return sizes
+
+
+def test_character_units_on_random_vocabularies(cython_backend):
+    """Random vocabularies and texts: whole-character units, bytes only and the pure-Python
+    reference agree."""
+    alphabet = ["同", "加", "施", "д", "о", "é", "한", "🙂", " ", "a", "1"]
+    sizes = _units_on_random_vocabularies(11, alphabet, [50, 200, 600], lambda core: core._char_units_size())
     assert sum(sizes) > 30  # characters did start whole
 
 
@@ -1037,17 +1045,8 @@ def test_a_lower_token_holding_an_ascii_pair_stops_the_pair_unit(cython_backend)
 def test_ascii_pair_units_on_random_vocabularies(cython_backend):
     """Random vocabularies and texts over a few ASCII letters (and one character that builds
     the tables): two-byte units, bytes only and the pure-Python reference agree."""
-    rng = random.Random(17)
     alphabet = ["a", "b", "c", "d", " ", "é"]
-    sizes = []
-    for round_ in range(30):
-        ranks = _random_vocabulary(rng, alphabet, rng.choice([40, 120, 400]))
-        fast = bpe.Tokenizer(ranks, pattern=None)
-        reference = _reference_of(ranks)
-        sizes.append(fast._core._pair_units_size())
-        for _ in range(40):
-            text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60)))
-            _check_units_and_bytes(fast, reference, text, round_)
+    sizes = _units_on_random_vocabularies(17, alphabet, [40, 120, 400], lambda core: core._pair_units_size())
     assert sum(sizes) > 60  # pairs did start whole
 
 
