@@ -241,7 +241,7 @@ static inline bpe_long_entry* bpe_long_pair(const bpe_caches* c, unsigned long l
     return &c->longs[(h >> 20) & c->long_mask & ~1ULL];
 }
 /* Whether the pair g may hold the short piece (one short enough for the sets) whose tag is
-   tag (bpe_short_tag in _core.pyx: bits of its hash and of the generation, the top bit set):
+   tag (_short_tag in _core.pyx: bits of its hash and of the generation, the top bit set):
    each long entry has a tag byte, 0 while it holds a longer piece.  A short piece that
    misses its set is looked for in its pair only where a tag matches: the pair's lines are
    rarely in the CPU's caches, and most short pieces that miss their set are new.  Tags are a
