@@ -1784,6 +1784,13 @@ cdef class Encoder:
         """For tests: the split table's number of slots (0: none, or not built yet)."""
         return self.tb.sigs.split_mask + 1 if self.tb.sigs.split != NULL else 0
 
+    def _big_table_offsets(self):
+        """For tests: the addresses of the token table's slots and of the split table (None
+        while it is not built) modulo 2 MiB (0: aligned for huge pages)."""
+        cdef size_t huge = 2 << 20
+        return (<size_t>self.tb.table.slots % huge,
+                <size_t>self.tb.sigs.split % huge if self.tb.sigs.split != NULL else None)
+
     def _split_rank(self, tok_t left, tok_t right):
         """For tests: what the merge loop learns of the pair ``(left, right)`` from the
         signatures and the split table: the rank of the token it is the canonical split of,

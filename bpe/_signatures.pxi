@@ -85,7 +85,9 @@ cdef inline bint sig_pass(const uint64_t* sig, uint64_t mask, tok_t left, tok_t 
 # token table.  Slots are 64-bit words, (left << 43) | (right << 22) | (rank << 1) | 1 (the
 # pair cache's form), 0 for an empty one; linear probing from bits of the filter's hash,
 # at most 4/5 full (o200k_base: 262,144 slots, 2 MiB; cl100k_base: 1 MiB).  Tables whose
-# ids need more than 21 bits have none.
+# ids need more than 21 bits have none.  A table of 2 MiB or more is allocated like the token
+# table (bpe_big_alloc: 2 MiB aligned, huge pages where Linux allows), so that its lookups,
+# which land anywhere in it, do not also miss the TLB.
 
 
 cdef enum:
@@ -149,9 +151,10 @@ cdef void _split_table_build(Signatures* s, const Backtrack* bt, Py_ssize_t n) n
             count += 1
     while 4 * slots < 5 * <uint64_t>count:    # load <= 4/5
         slots <<= 1
-    s.split = <uint64_t*>calloc(slots, sizeof(uint64_t))
+    s.split = <uint64_t*>bpe_big_alloc(slots * sizeof(uint64_t))
     if s.split == NULL:
         return
+    memset(s.split, 0, slots * sizeof(uint64_t))
     s.split_mask = slots - 1
     for i in range(n):
         l = bt.left[i]

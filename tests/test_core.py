@@ -3,6 +3,7 @@
 import contextlib
 import gc
 import random
+import sys
 import threading
 
 import pytest
@@ -1150,6 +1151,17 @@ def test_split_table_answers_every_split_and_nothing_else(cython_backend):
     space, word = enc.encode_single_token(b" "), enc.encode_single_token(b"the")
     assert (space, word) not in splits and core._split_rank(space, word) is None
     assert enc.encode_ordinary(" the") == [the]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="huge pages are asked for on Linux only")
+def test_big_tables_are_aligned_for_huge_pages(cython_backend):
+    """The token table's slots (8 MiB) and o200k_base's split table (2 MiB), read at random
+    one line per lookup, are 2 MiB aligned, so that Linux may back them with huge pages."""
+    enc = bpe.Tokenizer(bpe.get_encoding("o200k_base").mergeable_ranks, pattern="o200k_base")
+    core = enc._core
+    assert core._big_table_offsets() == (0, None)
+    enc.encode_ordinary(read_text("austen.txt")[:5_000])
+    assert core._split_table_slots() == 1 << 18 and core._big_table_offsets() == (0, 0)
 
 
 def test_ids_past_the_split_tables_fields(cython_backend):
