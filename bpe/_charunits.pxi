@@ -263,11 +263,15 @@ cdef bint _cu_blocked_exactly(const CharTable* tab, const uint8_t* pool, Py_ssiz
 
 
 cdef Py_ssize_t cu_units(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank,
-                         const uint8_t* p, Py_ssize_t n, int32_t* off, tok_t* tok) noexcept nogil:
+                         const uint8_t* p, Py_ssize_t n, int32_t* off, tok_t* tok,
+                         const SplitView* ahead) noexcept nogil:
     """The units the merge loop starts from for piece ``p[:n]``: unit i is ``p[off[i]:off[i+1]]``
     with id ``tok[i]`` (a byte, or a whole character or two ASCII bytes where that gives the
     same ids; only bytes when ``cu`` is NULL or units are off).  Returns
-    the number of units m and sets ``off[m] = n``; ``off`` and ``tok`` have room for n + 1."""
+    the number of units m and sets ``off[m] = n``; ``off`` and ``tok`` have room for n + 1.
+    With ``ahead`` (NULL: off), each whole character or two-byte unit starts the lines of
+    its pair with the unit before it on their way (split_pair_fetch), so that the merge
+    loop's first questions find them close."""
     cdef Py_ssize_t i = 0, m = 0, L, j, s
     if n > 2 and p[0] == 0x20 and cu != NULL and (
             cu_usable(cu, t, byte_rank) if p[1] >= 0xC2 else (0x41 <= p[1] < 0x80 and _cu_ready(cu))):
@@ -304,6 +308,8 @@ cdef Py_ssize_t cu_units(CharUnits* cu, const TokenTable* t, const tok_t* byte_r
                 if s >= 0 and not _cu_blocked(&cu.pairs, cu.pool, s, p, n, i, 2):
                     off[m] = <int32_t>i
                     tok[m] = <tok_t>(pairs[s].value & ((1 << CU_TOKEN_BITS) - 1))
+                    if m > 0 and ahead != NULL:
+                        split_pair_fetch(ahead, tok[m - 1], tok[m])
                     m += 1
                     i += 2
                     continue
@@ -312,6 +318,8 @@ cdef Py_ssize_t cu_units(CharUnits* cu, const TokenTable* t, const tok_t* byte_r
                 if s >= 0 and not _cu_blocked(&cu.chars, cu.pool, s, p, n, i, L):
                     off[m] = <int32_t>i
                     tok[m] = <tok_t>(slots[s].value & ((1 << CU_TOKEN_BITS) - 1))
+                    if m > 0 and ahead != NULL:
+                        split_pair_fetch(ahead, tok[m - 1], tok[m])
                     m += 1
                     i += L
                     continue

@@ -190,8 +190,8 @@ include "_str_utf8.pxi"      # the UTF-8 bytes of a str, converted word by word
 include "_offsets.pxi"       # character offsets and word ids of encoded tokens
 include "_specials.pxi"      # finding special-token text in UTF-8
 include "_backtrack.pxi"     # the backtracking encoder, for pieces over 256 bytes
-include "_charunits.pxi"     # whole-character units for the merge loop
 include "_signatures.pxi"    # pair signatures, which let the merge loop skip most pairs
+include "_charunits.pxi"     # whole-character units for the merge loop
 include "_merges.pxi"        # Hugging Face's merge-list rule
 
 
@@ -242,10 +242,7 @@ ctypedef struct Local:
     uint64_t gen
     unsigned long long* pairs    # the Encoder's pair cache (NULL: none)
     bpe_caches caches            # this thread's piece caches (bpe/_piece_cache.h)
-    const uint64_t* sig      # Signatures.sig once built and enabled, else NULL
-    uint64_t sig_mask        # Signatures.mask (with sig)
-    const uint64_t* split    # Signatures.split with sig, else NULL
-    uint64_t split_mask      # Signatures.split_mask (with split)
+    SplitView sv             # the signatures once built and enabled (sv.sig NULL until then)
     Signatures* sigs         # the Encoder's (NULL: none)
     const MergeList* ml      # the Encoder's merge list when it runs HF's rule, else NULL
 
@@ -255,10 +252,11 @@ cdef inline Local _local(uint64_t gen, Signatures* sigs, unsigned long long* pai
     loc.gen = gen
     loc.pairs = pairs
     loc.caches = bpe_caches_of_thread()
-    loc.sig = NULL                   # set by the first piece that goes through the merge loop
-    loc.sig_mask = 0
-    loc.split = NULL
-    loc.split_mask = 0
+    loc.sv.sig = NULL            # set by the first piece that goes through the merge loop
+    loc.sv.sig_mask = 0
+    loc.sv.split = NULL
+    loc.sv.split_mask = 0
+    loc.sv.ahead = False
     loc.sigs = sigs
     loc.ml = NULL
     return loc
@@ -270,10 +268,10 @@ cdef inline tok_t _merged_rank(const TokenTable* t, const uint8_t* p, Py_ssize_t
     cdef unsigned long long* e = NULL
     cdef unsigned long long want = 0, word = 0
     cdef tok_t r
-    if loc.split != NULL:
-        r = sig_rank(loc.sig, loc.sig_mask, loc.split, loc.split_mask, left, right)
+    if loc.sv.split != NULL:
+        r = sig_rank(loc.sv.sig, loc.sv.sig_mask, loc.sv.split, loc.sv.split_mask, left, right)
         return r if r < limit else NO_RANK
-    if loc.sig != NULL and not sig_pass(loc.sig, loc.sig_mask, left, right):
+    if loc.sv.sig != NULL and not sig_pass(loc.sv.sig, loc.sv.sig_mask, left, right):
         return NO_RANK
     if loc.pairs != NULL:
         e = bpe_pair_slot(loc.pairs, (<uint64_t><uint32_t>left << 32) | <uint32_t>right)
@@ -361,6 +359,16 @@ cdef inline void _sm_init(ShortMerge* s, const Tables* tb, const uint8_t* p, Py_
     for i in range(n - 1):
         r = _first_rank(tb, p, off, out, i, limit, loc)
         s.key[i] = _short_key(r, i)
+    if loc.sv.ahead:
+        # each pair's merge would ask two questions; whichever pair merges first, its questions'
+        # lines are then already on their way (see split_pair_fetch; a key with no merge
+        # fetches for a made-up rank: cheaper than a branch on it, measured even)
+        for i in range(n - 1):
+            r = <tok_t>((s.key[i] - SHORT_BIAS) >> SHORT_SHIFT)
+            if i > 0:
+                split_pair_fetch(&loc.sv, out[i - 1], r)
+            if i + 2 < n:
+                split_pair_fetch(&loc.sv, r, out[i + 2])
     for i in range(n - 1 if n > 0 else 0, s.padded):
         s.key[i] = SHORT_NONE
 
@@ -381,13 +389,13 @@ cdef inline bint _sm_merge(ShortMerge* s, const Local* loc) noexcept nogil:
     out[a] = <tok_t>(best >> SHORT_SHIFT)
     s.nxt[a] = c
     z = s.prv[a]
-    if loc.split != NULL:
+    if loc.sv.split != NULL:
         # the merge raises two questions: start both table lines on their way before
         # waiting on the first (their hashes kept for _sm_ask)
         if c < s.n:
-            s.hc = split_hash_fetched(loc.split, loc.split_mask, out[a], out[c])
+            s.hc = split_hash_fetched(loc.sv.split, loc.sv.split_mask, out[a], out[c])
         if z >= 0:
-            s.hz = split_hash_fetched(loc.split, loc.split_mask, out[z], out[a])
+            s.hz = split_hash_fetched(loc.sv.split, loc.sv.split_mask, out[z], out[a])
     elif loc.pairs != NULL:
         # likewise the pair cache's words (o200k prose +1.1-1.5%, paired rounds; others
         # even)
@@ -406,17 +414,30 @@ cdef inline void _sm_ask(ShortMerge* s, const TokenTable* t, Local* loc) noexcep
     cdef int32_t a = s.a, c = s.c, z = s.z
     cdef tok_t* out = s.out
     cdef tok_t r
-    if loc.split != NULL:
+    if loc.sv.split != NULL:
         # (the split table needs only the ids, and the hashes _sm_merge made)
         if c < s.n:
             s.prv[c] = a
-            r = sig_rank_hashed(loc.sig, loc.sig_mask, loc.split, loc.split_mask, out[a], out[c], s.hc)
+            r = sig_rank_hashed(loc.sv.sig, loc.sv.sig_mask, loc.sv.split, loc.sv.split_mask,
+                                 out[a], out[c], s.hc)
             s.key[a] = _short_key(r if r < s.limit else NO_RANK, a)
+            if loc.sv.ahead:
+                # (the questions that merging this new pair would ask, as in _sm_init)
+                if z >= 0:
+                    split_pair_fetch(&loc.sv, out[z], r)
+                if s.nxt[c] < s.n:
+                    split_pair_fetch(&loc.sv, r, out[s.nxt[c]])
         else:
             s.key[a] = SHORT_NONE
         if z >= 0:
-            r = sig_rank_hashed(loc.sig, loc.sig_mask, loc.split, loc.split_mask, out[z], out[a], s.hz)
+            r = sig_rank_hashed(loc.sv.sig, loc.sv.sig_mask, loc.sv.split, loc.sv.split_mask,
+                                 out[z], out[a], s.hz)
             s.key[z] = _short_key(r if r < s.limit else NO_RANK, z)
+            if loc.sv.ahead:
+                if s.prv[z] >= 0:
+                    split_pair_fetch(&loc.sv, out[s.prv[z]], r)
+                if c < s.n:
+                    split_pair_fetch(&loc.sv, r, out[c])
         return
     if c < s.n:
         s.prv[c] = a
@@ -711,7 +732,8 @@ cdef Py_ssize_t _merge_loop(Tables* tb, const uint8_t* p, Py_ssize_t n, tok_t li
         off = <int32_t*>malloc((n + 1) * sizeof(int32_t))
         if off == NULL:
             return OUT_OF_MEMORY
-    m = cu_units(&tb.cu if units else NULL, &tb.table, tb.byte_rank, p, n, off, out)
+    m = cu_units(&tb.cu if units else NULL, &tb.table, tb.byte_rank, p, n, off, out,
+                 &loc.sv if loc.sv.ahead else NULL)
     if m <= LINEAR_MAX and tb.table.n_ids <= SHORT_RANK_LIMIT:
         k = _bpe_short(tb, p, m, off, limit, loc, out)
     else:
@@ -888,15 +910,16 @@ cdef Py_ssize_t _long_second(const bpe_caches* c, bpe_long_entry* g, unsigned in
 
 cdef inline void _signatures_for_merge(Tables* tb, Local* loc) noexcept nogil:
     # (each piece merged while the signatures wait counts towards building them)
-    if loc.sig == NULL and loc.sigs != NULL:
-        loc.sig = sig_usable(loc.sigs, &tb.bt, &tb.table, tb.byte_rank)
-        if loc.sig != NULL:
+    if loc.sv.sig == NULL and loc.sigs != NULL:
+        loc.sv.sig = sig_usable(loc.sigs, &tb.bt, &tb.table, tb.byte_rank)
+        if loc.sv.sig != NULL:
             # (the unit tables pay off on any text by then: bpe/_charunits.pxi)
             cu_usable(&tb.cu, &tb.table, tb.byte_rank)
             # (written before the state that sig_usable read with acquire: not before then)
-            loc.sig_mask = loc.sigs.mask
-            loc.split = loc.sigs.split
-            loc.split_mask = loc.sigs.split_mask
+            loc.sv.sig_mask = loc.sigs.mask
+            loc.sv.split = loc.sigs.split
+            loc.sv.split_mask = loc.sigs.split_mask
+            loc.sv.ahead = loc.sv.split != NULL and loc.sv.split_mask + 1 >= SPLIT_AHEAD_SLOTS
 
 
 cdef Py_ssize_t _piece_merged(Tables* tb, Local* loc, const uint8_t* p, Py_ssize_t n, tok_t* out) noexcept nogil:
@@ -1847,7 +1870,7 @@ cdef class Encoder:
                 raise MemoryError()
             cu_usable(&self.tb.cu, &self.tb.table, self.tb.byte_rank)
             m = cu_units(&self.tb.cu, &self.tb.table, self.tb.byte_rank, <const uint8_t*>(<char*>piece),
-                         n, off, tok)
+                         n, off, tok, NULL)
             return [tok[i] for i in range(m)]
         finally:
             free(off)

@@ -214,7 +214,7 @@ cdef Py_ssize_t ml_piece(const MergeList* ml, CharUnits* cu, const TokenTable* t
         if off == NULL or nxt == NULL or prv == NULL or heap == NULL:
             k = OUT_OF_MEMORY
     if k == 0:
-        m = cu_units(cu, t, byte_rank, p, n, off, ids)
+        m = cu_units(cu, t, byte_rank, p, n, off, ids, NULL)
         if m <= LINEAR_MAX:
             k = _ml_short(ml, p, off, m, out) if m > 1 else m
         else:

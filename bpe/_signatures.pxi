@@ -139,6 +139,35 @@ cdef inline uint64_t split_hash_fetched(const uint64_t* split, uint64_t split_ma
     return h
 
 
+ctypedef struct SplitView:
+    # what the merge loop reads of an Encoder's signatures (copied into each call's Local once
+    # they are built and enabled)
+    const uint64_t* sig      # Signatures.sig, else NULL
+    uint64_t sig_mask        # Signatures.mask (with sig)
+    const uint64_t* split    # Signatures.split with sig, else NULL
+    uint64_t split_mask      # Signatures.split_mask (with split)
+    bint ahead               # whether the merge loop fetches lines ahead (split_pair_fetch)
+
+
+cdef enum:
+    # the merge loop fetches ahead (split_pair_fetch) where the split table has this many
+    # slots or more (2 MiB: o200k_base), whose lines are mostly out of the core's own cache;
+    # cl100k_base's 1 MiB table mostly answers from it, and fetching ahead there cost
+    # multilingual text about 2.5% (paired rounds, both orders)
+    SPLIT_AHEAD_SLOTS = 1 << 18
+
+
+cdef inline void split_pair_fetch(const SplitView* v, tok_t left, tok_t right) noexcept nogil:
+    """Start the filter word and the split-table line of the pair (left, right) on their way,
+    for a question the merge loop may ask soon (``v.ahead`` set).  The merge loop's steps wait
+    on each other's answers, so a line fetched only when its question comes puts the whole
+    memory latency on that chain; a pair that is never asked costs a hash and two prefetches.
+    The filter word too: its 256 KiB are not all in the nearest cache either."""
+    cdef uint64_t h = _split_hash(left, right)
+    bpe_prefetch(&v.sig[h & v.sig_mask])
+    bpe_prefetch(&v.split[_split_slot(h, v.split_mask)])
+
+
 cdef void _split_table_build(Signatures* s, const Backtrack* bt, Py_ssize_t n) noexcept nogil:
     # the table of the n tokens' splits (none when an id is too large or memory is short)
     cdef Py_ssize_t i, count = 0
