@@ -341,6 +341,16 @@ ctypedef struct ShortMerge:
     int32_t prv[LINEAR_MAX]
 
 
+# _sm_init's starting links and keys
+cdef int32_t _SM_LINKS[LINEAR_MAX + 2]     # -1, 0, 1, ...: prv from [0], nxt from [2]
+cdef int32_t _SM_NO_KEYS[LINEAR_MAX]       # SHORT_NONE each
+for _i in range(LINEAR_MAX + 2):
+    _SM_LINKS[_i] = _i - 1
+for _i in range(LINEAR_MAX):
+    _SM_NO_KEYS[_i] = SHORT_NONE
+del _i
+
+
 cdef inline void _sm_init(ShortMerge* s, const Tables* tb, const uint8_t* p, Py_ssize_t n,
                           const int32_t* off, tok_t limit, Local* loc, tok_t* out) noexcept nogil:
     # the units' pairs' keys (n <= LINEAR_MAX units; unit i is p[off[i]:off[i+1]] with id
@@ -353,9 +363,12 @@ cdef inline void _sm_init(ShortMerge* s, const Tables* tb, const uint8_t* p, Py_
     s.n = n
     s.limit = limit
     s.padded = (n + 7) & ~7     # (LINEAR_MAX is a multiple of 8)
-    for i in range(n):
-        s.nxt[i] = <int32_t>(i + 1)
-        s.prv[i] = <int32_t>(i - 1)
+    # the links and the keys past the pairs as whole arrays: copies of a fixed size, with no
+    # loop whose count follows the piece's (a loop's exit at a count that changes from piece
+    # to piece is a mispredicted branch)
+    memcpy(s.nxt, &_SM_LINKS[2], sizeof(s.nxt))
+    memcpy(s.prv, &_SM_LINKS[0], sizeof(s.prv))
+    memcpy(s.key, _SM_NO_KEYS, sizeof(s.key))
     for i in range(n - 1):
         r = _first_rank(tb, p, off, out, i, limit, loc)
         s.key[i] = _short_key(r, i)
@@ -369,8 +382,6 @@ cdef inline void _sm_init(ShortMerge* s, const Tables* tb, const uint8_t* p, Py_
                 split_pair_fetch(&loc.sv, out[i - 1], r)
             if i + 2 < n:
                 split_pair_fetch(&loc.sv, r, out[i + 2])
-    for i in range(n - 1 if n > 0 else 0, s.padded):
-        s.key[i] = SHORT_NONE
 
 
 cdef inline bint _sm_merge(ShortMerge* s, const Local* loc) noexcept nogil:
