@@ -175,6 +175,29 @@ static inline void* bpe_big_alloc(size_t size) {
 #endif
     return malloc(size);
 }
+/* Zeroed memory for a large region read at random whose pages should be mapped only as they
+   are first written (the threads' piece caches, the ids' int objects): calloc'd, with the
+   address returned 64-byte aligned and, on Linux from 2 MB up, 2 MB aligned and marked for
+   transparent huge pages (each page then maps 2 MB at its first write).  *base gets what to
+   pass to free(). */
+static inline void* bpe_big_calloc(size_t size, void** base) {
+    size_t align = 64;
+    char* p;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (size >= ((size_t)2 << 20))
+        align = (size_t)2 << 20;
+#endif
+    p = (char*)calloc(1, size + align);
+    *base = p;
+    if (p == NULL)
+        return NULL;
+    p += (align - ((uintptr_t)p & (align - 1))) & (align - 1);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (align > 64)
+        madvise(p, size, MADV_HUGEPAGE);
+#endif
+    return p;
+}
 
 /* ---- the pair cache: one-word entries, relaxed 64-bit atomics where they are lock-free ---- */
 #define BPE_PAIR_SLOTS 65536

@@ -89,6 +89,7 @@ cdef extern from "_c_helpers.h":
     PyObject** bpe_list_items(object lst) noexcept
     bint bpe_same_tail(const uint8_t* a, const uint8_t* b, Py_ssize_t n) noexcept nogil
     void* bpe_big_alloc(size_t size) noexcept nogil
+    void* bpe_big_calloc(size_t size, void** base) noexcept nogil
     enum:
         BPE_PAIR_SLOTS
         BPE_PAIR_NONE
@@ -124,6 +125,7 @@ cdef extern from "_piece_cache.h":
         unsigned short length
         unsigned short n_ids
     ctypedef struct bpe_caches:
+        bpe_cache_entry* sets
         unsigned long long ring_size
     bpe_caches bpe_caches_of_thread() noexcept nogil
     void bpe_caches_setup() noexcept
@@ -1820,11 +1822,15 @@ cdef class Encoder:
         return self.tb.sigs.split_mask + 1 if self.tb.sigs.split != NULL else 0
 
     def _big_table_offsets(self):
-        """For tests: the addresses of the token table's slots and of the split table (None
-        while it is not built) modulo 2 MiB (0: aligned for huge pages)."""
+        """For tests: the addresses modulo 2 MiB (0: aligned for huge pages) of the token
+        table's slots, the split table (None while it is not built), the region of the ids'
+        int objects (None: none) and the calling thread's piece caches."""
         cdef size_t huge = 2 << 20
+        cdef bpe_caches caches = bpe_caches_of_thread()
         return (<size_t>self.tb.table.slots % huge,
-                <size_t>self.tb.sigs.split % huge if self.tb.sigs.split != NULL else None)
+                <size_t>self.tb.sigs.split % huge if self.tb.sigs.split != NULL else None,
+                <size_t>self.ints.objs % huge if self.ints.objs != NULL else None,
+                <size_t>caches.sets % huge)
 
     def _split_rank(self, tok_t left, tok_t right):
         """For tests: what the merge loop learns of the pair ``(left, right)`` from the

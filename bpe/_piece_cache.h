@@ -4,8 +4,10 @@
    fills the entries.  Only _core.pyx includes this header.
 
    Each thread that encodes gets its caches from the heap on its first call: one zeroed
-   block of bpe_cache_bytes(S) (8.3 MiB by default), whose pages the system maps only as entries are first
-   written there, so a thread that encodes a few short texts holds a few pages of it.  The
+   block of bpe_cache_bytes(S) (8.3 MiB by default), whose pages the system maps only as
+   entries are first written there, so a thread that encodes a few short texts holds a few
+   pages of it (on Linux huge pages of 2 MiB where the system allows: lookups land anywhere
+   in the block, and with 4 KiB pages most of them also missed the TLB).  The
    block is freed when the thread ends (a thread-specific key's destructor).  Where the
    block cannot be had (out of memory, no such key, or S = 0), the thread uses small static
    per-thread arrays instead; the sizes travel with the addresses (bpe_caches), so the
@@ -15,6 +17,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include "_c_helpers.h"     /* (bpe_big_calloc) */
 #if defined(_WIN32)
 #  include <windows.h>
 #  include <intrin.h>
@@ -184,21 +187,22 @@ static bpe_caches bpe_caches_remake(void) {
     bpe_caches c;
     size_t sets = bpe_cache_sets;
     char* block = NULL;
+    char* p = NULL;
     if (bpe_thread_block != NULL) {
         bpe_cache_key_set(NULL);
         bpe_cache_block_free(bpe_thread_block);
         bpe_thread_block = NULL;
     }
     if (sets != 0 && bpe_cache_key_ok()) {
-        /* (calloc of a block this size maps zero pages: nothing is written here) */
-        block = (char*)calloc(1, bpe_cache_bytes(sets) + 64);
+        /* (calloc of a block this size maps zero pages: nothing is written here; huge ones
+           where Linux allows, since every lookup lands at random in the block) */
+        p = (char*)bpe_big_calloc(bpe_cache_bytes(sets), (void**)&block);
         if (block != NULL && bpe_cache_key_set(block) != 0) {
             free(block);
             block = NULL;
         }
     }
     if (block != NULL) {
-        char* p = block + ((64 - ((uintptr_t)block & 63)) & 63);  /* (aligned to a line) */
         c.sets = (bpe_cache_entry*)p;
         c.longs = (bpe_long_entry*)(p + 2 * sets * sizeof(bpe_cache_entry));
         c.ring = (unsigned char*)c.longs + sets / 2 * sizeof(bpe_long_entry);
