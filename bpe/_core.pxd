@@ -24,14 +24,16 @@ cdef enum:
     LINEAR_MAX = 24
     # the heap version works in stack arrays up to this many bytes
     STACK_MAX = 256
-    SLOT_FAR = 0xFFFFFF
+    SLOT_FAR = 0x7FFFFF
+    SLOT_SPILLED = 0x80000000
 
 ctypedef struct Slot:
     uint64_t head        # the token's first (up to) 8 bytes, zero-padded
     uint32_t lenoff      # its length (255: 255 or more) in bits 0..7, so that short tokens
-                         # are matched without reading the blob, and its offset in the blob
-                         # in bits 8..31 (SLOT_FAR: 16 MiB or more, read t.off instead);
-                         # 0 in an empty slot
+                         # are matched without reading the blob, its offset in the blob in
+                         # bits 8..30 (SLOT_FAR: 8 MiB or more, read t.off instead), and in
+                         # bit 31 SLOT_SPILLED: some token whose home slot this is sits
+                         # further on; 0 in an empty slot
     tok_t token          # NO_TOKEN when the slot is empty
 
 ctypedef struct TokenTable:

@@ -1205,8 +1205,8 @@ cdef Py_ssize_t _token_run(const Slot* slots, uint64_t slot_mask, const uint8_t*
         lenoff = s.lenoff
         if s.head != heads[c] or <Py_ssize_t>(lenoff & 0xFF) != size:
             break
-        if size > 8 and (size > 16 or (lenoff >> 8) == SLOT_FAR
-                         or not bpe_same_tail(blob + (lenoff >> 8), p + bounds[c], size)):
+        if size > 8 and (size > 16 or ((lenoff >> 8) & SLOT_FAR) == SLOT_FAR
+                         or not bpe_same_tail(blob + ((lenoff >> 8) & SLOT_FAR), p + bounds[c], size)):
             break
         out[c - c0] = s.token
         c += 1
@@ -1831,6 +1831,22 @@ cdef class Encoder:
                 <size_t>self.tb.sigs.split % huge if self.tb.sigs.split != NULL else None,
                 <size_t>self.ints.objs % huge if self.ints.objs != NULL else None,
                 <size_t>caches.sets % huge)
+
+    def _tokens_past_their_home_slot(self):
+        """For tests: (tokens that sit past the home slot of their hash in the token table,
+        home slots marked SLOT_SPILLED)."""
+        cdef Py_ssize_t i, home, past = 0, marked = 0, mask = self.tb.table.n_slots - 1
+        cdef const Slot* s
+        for i in range(self.tb.table.n_slots):
+            s = &self.tb.table.slots[i]
+            if s.token == NO_TOKEN:
+                continue
+            if s.lenoff & SLOT_SPILLED:
+                marked += 1
+            home = <Py_ssize_t>(hash_bytes(self.tb.table.blob + self.tb.table.off[s.token],
+                                           self.tb.table.length[s.token]) & <uint64_t>mask)
+            past += home != i
+        return past, marked
 
     def _split_rank(self, tok_t left, tok_t right):
         """For tests: what the merge loop learns of the pair ``(left, right)`` from the

@@ -114,7 +114,14 @@ cdef inline tok_t _tt_probe(const TokenTable* t, const uint8_t* data, Py_ssize_t
     cdef Py_ssize_t i = <Py_ssize_t>(h & <uint64_t>mask)
     cdef uint32_t want = <uint32_t>n if n < 255 else 255
     cdef Py_ssize_t o
-    cdef const Slot* slot
+    cdef const Slot* slot = &t.slots[i]
+    # No token whose home slot this is sits further on unless the slot says so: a piece that
+    # is not the token here is then no token, with no walk to an empty slot (whose length,
+    # different for each piece, was a mispredicted branch for most pieces that are none)
+    if slot.token == NO_TOKEN:
+        return NO_TOKEN
+    if not (slot.lenoff & SLOT_SPILLED) and (slot.head != head or (slot.lenoff & 0xFF) != want):
+        return NO_TOKEN
     while True:
         slot = &t.slots[i]
         if slot.token == NO_TOKEN:
@@ -122,7 +129,7 @@ cdef inline tok_t _tt_probe(const TokenTable* t, const uint8_t* data, Py_ssize_t
         if slot.head == head and (slot.lenoff & 0xFF) == want:
             if n <= 8:
                 return slot.token
-            o = slot.lenoff >> 8
+            o = (slot.lenoff >> 8) & SLOT_FAR
             if o == SLOT_FAR or want == 255:
                 o = t.off[slot.token] if t.length[slot.token] == n else -1
             if o >= 0 and bpe_same_tail(t.blob + o, data, n):
@@ -135,6 +142,8 @@ cdef void _tt_place(Slot* slots, Py_ssize_t mask, const uint8_t* blob, Py_ssize_
     # token's bytes are blob[off:off + n]
     cdef const uint8_t* data = blob + off
     cdef Py_ssize_t i = <Py_ssize_t>(hash_bytes(data, n) & <uint64_t>mask)
+    if slots[i].token != NO_TOKEN:
+        slots[i].lenoff |= SLOT_SPILLED      # (the home slot's mark: see _tt_probe)
     while slots[i].token != NO_TOKEN:
         i = (i + 1) & mask
     slots[i].token = token

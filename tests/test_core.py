@@ -1272,7 +1272,7 @@ def test_signatures_hook(cython_backend):
 # ---------------------------------------------------------------- token table slots
 
 def test_tokens_past_255_bytes_and_past_16_mib_of_token_bytes(cython_backend):
-    """A slot keeps a token's length below 255 and its place in the byte store below 16 MiB;
+    """A slot keeps a token's length below 255 and its place in the byte store below 8 MiB;
     longer tokens and later places are read from the full tables.  Near misses (same length,
     same first 8 bytes, other bytes) are no match either way."""
     rng = random.Random(2)
@@ -1352,14 +1352,17 @@ def test_a_piece_in_the_home_slot_of_a_token_like_it_is_not_that_token(cython_ba
 
 def test_tokens_placed_past_their_home_slot_come_out_whole(cython_backend):
     """A piece that is not the token in the home slot of its hash is looked for in its set of
-    the piece cache, then in the rest of the table.  Here 400 tokens of each length share
-    their first 8 bytes and length, so that many sit past their home slot, and no merge
+    the piece cache, then in the rest of the table (only where its home slot is marked as
+    one that a token sits past).  Here 400 tokens of each length share their first 8 bytes
+    and length, so that many sit past their home slot, and no merge
     reaches any of them (only bytes are below them): each, as a piece of text, must be its
     own id, however often it comes."""
     rng = random.Random(22)
     ranks = _tokens_sharing_their_head(rng)
     tok = bpe.Tokenizer(ranks, pattern="o200k_base")   # (a run of letters is one piece)
     assert tok._on_scanner
+    past, marked = tok._core._tokens_past_their_home_slot()
+    assert past > 50 and 0 < marked <= past            # (each such token marks its home slot)
     words = [w for w in ranks if len(w) > 1]
     rng.shuffle(words)
     text = "\n".join(w.decode() for w in words + words[::-1])
