@@ -1170,8 +1170,8 @@ cdef enum:
 cdef inline void _hash_piece(const Slot* slots, uint64_t slot_mask, const bpe_caches* caches,
                              const uint8_t* p, Py_ssize_t n, uint64_t* h, uint64_t* head) noexcept nogil:
     # a piece's hash and first word, and what its lookups will read prefetched: its slot of
-    # the token table and the piece-cache line its length sends it to (its set, its pair of
-    # long entries or its ring slot: the line its lookup reads, which would otherwise cost a
+    # the token table and the piece-cache lines its length sends it to (its set, its pair of
+    # long entries or its ring slot: the lines its lookup reads, which would otherwise cost a
     # whole memory access when the lookup comes to it).  The caller's copies of the
     # addresses and masks stay in registers, where the table's and the Local's own fields
     # would be read again after every store of a bound, which may alias them as far as the
@@ -1181,8 +1181,13 @@ cdef inline void _hash_piece(const Slot* slots, uint64_t slot_mask, const bpe_ca
     h[0] = x
     bpe_prefetch(&slots[x & slot_mask])
     if n > CACHE_MAX_BYTES:
-        entry = (bpe_long_pair(caches, x) if n <= LONG_CACHE_MAX_BYTES
-                 else <const void*>bpe_ring_slot_of(caches, x))
+        if n <= LONG_CACHE_MAX_BYTES:
+            # (both lines of the pair: a piece not in its first entry is looked for in the
+            # second, and a piece that is new reads both)
+            entry = bpe_long_pair(caches, x)
+            bpe_prefetch(<const char*>entry + sizeof(bpe_long_entry))
+        else:
+            entry = bpe_ring_slot_of(caches, x)
     bpe_prefetch(entry)
 
 
