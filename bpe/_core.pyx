@@ -1201,7 +1201,7 @@ cdef Py_ssize_t _token_run(const Slot* slots, uint64_t slot_mask, const uint8_t*
     # mask in registers (inside _batch_ids' loop the compiler kept them on the stack, with
     # half again as many instructions per piece).  An empty slot has length 0, which no
     # piece has.
-    cdef Py_ssize_t c0 = c, size
+    cdef Py_ssize_t c0 = c, size, o
     cdef const Slot* s
     cdef uint32_t lenoff
     while c < count:
@@ -1210,9 +1210,10 @@ cdef Py_ssize_t _token_run(const Slot* slots, uint64_t slot_mask, const uint8_t*
         lenoff = s.lenoff
         if s.head != heads[c] or <Py_ssize_t>(lenoff & 0xFF) != size:
             break
-        if size > 8 and (size > 16 or ((lenoff >> 8) & SLOT_FAR) == SLOT_FAR
-                         or not bpe_same_tail(blob + ((lenoff >> 8) & SLOT_FAR), p + bounds[c], size)):
-            break
+        if size > 8:
+            o = slot_blob_offset(lenoff)
+            if size > 16 or o == SLOT_FAR or not bpe_same_tail(blob + o, p + bounds[c], size):
+                break
         out[c - c0] = s.token
         c += 1
     return c

@@ -105,6 +105,11 @@ cdef inline tok_t _tt_find_hashed(const TokenTable* t, const uint8_t* data, Py_s
     return _tt_probe(t, data, n, h, _head(data, n))
 
 
+cdef inline Py_ssize_t slot_blob_offset(uint32_t lenoff) noexcept nogil:
+    # a slot's token's offset in the blob from its lenoff (SLOT_FAR: read t.off instead)
+    return (lenoff >> 8) & SLOT_FAR
+
+
 cdef inline tok_t _tt_probe(const TokenTable* t, const uint8_t* data, Py_ssize_t n,
                             uint64_t h, uint64_t head) noexcept nogil:
     # the table itself, without the filter: for strings that are mostly tokens (pre-tokens
@@ -129,7 +134,7 @@ cdef inline tok_t _tt_probe(const TokenTable* t, const uint8_t* data, Py_ssize_t
         if slot.head == head and (slot.lenoff & 0xFF) == want:
             if n <= 8:
                 return slot.token
-            o = (slot.lenoff >> 8) & SLOT_FAR
+            o = slot_blob_offset(slot.lenoff)
             if o == SLOT_FAR or want == 255:
                 o = t.off[slot.token] if t.length[slot.token] == n else -1
             if o >= 0 and bpe_same_tail(t.blob + o, data, n):
