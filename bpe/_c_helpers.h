@@ -25,12 +25,15 @@ static inline void bpe_copy16(char* dst, const uint8_t* src) {
     memcpy(dst, &a, 8);
     memcpy(dst + 8, &b, 8);
 }
+static const uint64_t bpe_word_masks[9] = {
+    0, 0xFFULL, 0xFFFFULL, 0xFFFFFFULL, 0xFFFFFFFFULL, 0xFFFFFFFFFFULL, 0xFFFFFFFFFFFFULL,
+    0xFFFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFFFULL};
 static inline uint64_t bpe_word(const unsigned char* p, Py_ssize_t n) {
     uint64_t w = 0;
 #if !defined(BPE_NO_OVERREAD) && ((defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) || defined(_M_X64) || defined(_M_ARM64))
     if (((uintptr_t)p & 4095) <= 4088) {
         memcpy(&w, p, 8);
-        return n >= 8 ? w : w & (~(uint64_t)0 >> (64 - 8 * n));
+        return w & bpe_word_masks[n < 8 ? n : 8];
     }
 #endif
     for (Py_ssize_t k = 0; k < n && k < 8; k++)

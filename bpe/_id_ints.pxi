@@ -189,9 +189,15 @@ cdef list _id_list(IdInts* ints, const tok_t* ids, Py_ssize_t k):
     # step fetches the one ID_AHEAD ids on
     for i in range(k if k < ID_AHEAD else ID_AHEAD):
         bpe_prefetch(objs + <Py_ssize_t>ids[i] * INT_SLOT)
-    for i in range(k):
-        if i < lead:
-            bpe_prefetch(objs + <Py_ssize_t>ids[i + ID_AHEAD] * INT_SLOT)
+    # (two loops: the one with the fetch ahead has no test for the list's last ids)
+    for i in range(lead if lead > 0 else 0):
+        bpe_prefetch(objs + <Py_ssize_t>ids[i + ID_AHEAD] * INT_SLOT)
+        v = <PyObject*>(objs + <Py_ssize_t>ids[i] * INT_SLOT)
+        if v.ob_type == NULL:
+            _make_block_for(ints, ids[i], items, i, k)
+        Py_INCREF(<object>v)
+        items[i] = v
+    for i in range(lead if lead > 0 else 0, k):
         v = <PyObject*>(objs + <Py_ssize_t>ids[i] * INT_SLOT)
         if v.ob_type == NULL:
             _make_block_for(ints, ids[i], items, i, k)
