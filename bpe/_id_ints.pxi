@@ -178,9 +178,8 @@ cdef list _id_list(IdInts* ints, const tok_t* ids, Py_ssize_t k):
     # a list of the int objects of ids[0..k-1]; its slots start unwritten (bpe_list_unfilled)
     cdef list out = bpe_list_unfilled(k)
     cdef PyObject** items = bpe_list_items(out)
-    cdef Py_ssize_t i, lead = k - ID_AHEAD
+    cdef Py_ssize_t i, lead = k - ID_AHEAD if k > ID_AHEAD else 0
     cdef char* objs = ints.objs
-    cdef PyObject* v
     if objs == NULL:
         for i in range(k):
             _put_new_int(ids[i], items, i, k)
@@ -190,20 +189,24 @@ cdef list _id_list(IdInts* ints, const tok_t* ids, Py_ssize_t k):
     for i in range(k if k < ID_AHEAD else ID_AHEAD):
         bpe_prefetch(objs + <Py_ssize_t>ids[i] * INT_SLOT)
     # (two loops: the one with the fetch ahead has no test for the list's last ids)
-    for i in range(lead if lead > 0 else 0):
+    for i in range(lead):
         bpe_prefetch(objs + <Py_ssize_t>ids[i + ID_AHEAD] * INT_SLOT)
-        v = <PyObject*>(objs + <Py_ssize_t>ids[i] * INT_SLOT)
-        if v.ob_type == NULL:
-            _make_block_for(ints, ids[i], items, i, k)
-        Py_INCREF(<object>v)
-        items[i] = v
-    for i in range(lead if lead > 0 else 0, k):
-        v = <PyObject*>(objs + <Py_ssize_t>ids[i] * INT_SLOT)
-        if v.ob_type == NULL:
-            _make_block_for(ints, ids[i], items, i, k)
-        Py_INCREF(<object>v)
-        items[i] = v
+        _put_region_int(ints, objs, ids, items, i, k)
+    for i in range(lead, k):
+        _put_region_int(ints, objs, ids, items, i, k)
     return out
+
+
+cdef inline int _put_region_int(IdInts* ints, char* objs, const tok_t* ids, PyObject** items,
+                                Py_ssize_t i, Py_ssize_t k) except -1:
+    # items[i]: the int object of ids[i] in the region objs of ints (its block made on first
+    # use; objs passed in so that it stays in a register)
+    cdef PyObject* v = <PyObject*>(objs + <Py_ssize_t>ids[i] * INT_SLOT)
+    if v.ob_type == NULL:
+        _make_block_for(ints, ids[i], items, i, k)
+    Py_INCREF(<object>v)
+    items[i] = v
+    return 0
 
 
 cdef int _make_block_for(IdInts* ints, tok_t id, PyObject** items, Py_ssize_t i,
