@@ -130,7 +130,8 @@ cdef extern from "_piece_cache.h":
     bpe_caches bpe_caches_of_thread() noexcept nogil
     void bpe_caches_setup() noexcept
     bpe_cache_entry* bpe_cache_set(const bpe_caches* c, unsigned long long h) noexcept nogil
-    bpe_long_entry* bpe_long_pair(const bpe_caches* c, unsigned long long h) noexcept nogil
+    bpe_long_entry* bpe_long_first(const bpe_caches* c, unsigned long long h) noexcept nogil
+    bpe_long_entry* bpe_long_second(const bpe_caches* c, unsigned long long h) noexcept nogil
     bpe_ring_slot* bpe_ring_slot_of(const bpe_caches* c, unsigned long long h) noexcept nogil
     void bpe_ring_pair_swap(bpe_ring_slot* x) noexcept nogil
     const bpe_ring_head* bpe_ring_entry(const bpe_caches* c, const bpe_ring_slot* s, unsigned long long h) noexcept nogil
@@ -140,9 +141,9 @@ cdef extern from "_piece_cache.h":
     bpe_ring_head* bpe_ring_add(const bpe_caches* c, bpe_ring_slot* s, unsigned long long h, size_t size) noexcept nogil
     bpe_ring_head* bpe_ring_append(const bpe_caches* c, size_t size, unsigned long long* pos1) noexcept nogil
     const bpe_ring_head* bpe_ring_at(const bpe_caches* c, unsigned long long pos1) noexcept nogil
-    bint bpe_long_holds_short(const bpe_caches* c, const bpe_long_entry* g, unsigned char tag) noexcept nogil
-    void bpe_long_pair_shift(const bpe_caches* c, bpe_long_entry* g, unsigned char tag) noexcept nogil
-    void bpe_long_pair_swap(const bpe_caches* c, bpe_long_entry* g) noexcept nogil
+    bint bpe_long_holds_short(const bpe_caches* c, const bpe_long_entry* a, unsigned char tag) noexcept nogil
+    bpe_long_entry* bpe_long_place(const bpe_caches* c, unsigned long long h, unsigned int gen) noexcept nogil
+    bpe_long_entry* bpe_long_short_place(const bpe_caches* c, unsigned long long h, unsigned char tag) noexcept nogil
     size_t bpe_cache_sets
     long bpe_live_blocks_now() noexcept
 
@@ -883,24 +884,33 @@ cdef Py_ssize_t _piece_uncommon(Tables* tb, Local* loc, const uint8_t* p, Py_ssi
 
 cdef inline Py_ssize_t _piece_sized_entry(Local* loc, const uint8_t* p, Py_ssize_t n, uint64_t h, tok_t* out,
                                           bpe_long_entry** g, bpe_ring_slot** x) noexcept nogil:
-    # the ids of a piece in the long pair or the ring slot of its hash, else -1; g[0] and
-    # x[0]: where a piece of its length may be kept (NULL: neither)
+    # the ids of a piece in its two long entries or the ring slot of its hash, else -1;
+    # g[0] (its first long entry, or the one that holds it where the ring no longer has its
+    # ids) and x[0]: where a piece of its length may be kept (NULL: neither)
     cdef unsigned int gen = <unsigned int>loc.gen
     cdef Py_ssize_t k
+    cdef bpe_long_entry* b
     g[0] = NULL
     x[0] = NULL
     if n <= LONG_CACHE_MAX_BYTES:
         # pieces too long for the sets, or with too many ids, or pushed out of their set
-        # (short ones only where a tag of the pair matches: most short pieces that miss
-        # their set are new)
-        g[0] = bpe_long_pair(&loc.caches, h)
-        if n > CACHE_MAX_BYTES or bpe_long_holds_short(&loc.caches, g[0], _short_tag(h, gen)):
-            bpe_prefetch(&g[0][1])       # (the second line's wait overlaps the first's)
-            k = _entry_ids(&loc.caches, &g[0][0], gen, p, n, out)
-            if k == -1:
-                k = _long_second(&loc.caches, g[0], gen, p, n, out)
-            # (IDS_GONE: the piece is merged and its ids kept again, the first entry kept)
+        # (short ones only where the tag of their first entry matches: most short pieces
+        # that miss their set are new)
+        g[0] = bpe_long_first(&loc.caches, h)
+        if n <= CACHE_MAX_BYTES:
+            # (a short piece is kept in its first entry only: one tag to test)
+            if not bpe_long_holds_short(&loc.caches, g[0], _short_tag(h, gen)):
+                return -1
+            k = _entry_ids(&loc.caches, g[0], gen, p, n, out)
             return k if k >= 0 else -1
+        b = bpe_long_second(&loc.caches, h)
+        k = _entry_ids(&loc.caches, g[0], gen, p, n, out)
+        if k == -1:
+            k = _long_second(&loc.caches, b, gen, p, n, out)
+            if k == IDS_GONE:
+                g[0] = b
+        # (IDS_GONE: the piece is merged and its ids kept again in the entry that has it)
+        return k if k >= 0 else -1
     elif n <= RING_MAX_BYTES:
         # rarer still, but each costs hundreds of instructions per byte to merge (rules of
         # '=' or '#' in code, runs of CJK text)
@@ -910,16 +920,12 @@ cdef inline Py_ssize_t _piece_sized_entry(Local* loc, const uint8_t* p, Py_ssize
     return -1
 
 
-cdef Py_ssize_t _long_second(const bpe_caches* c, bpe_long_entry* g, unsigned int gen, const uint8_t* p,
+cdef Py_ssize_t _long_second(const bpe_caches* c, const bpe_long_entry* b, unsigned int gen, const uint8_t* p,
                              Py_ssize_t n, tok_t* out) noexcept nogil:
-    # _piece_sized_entry's look at the second entry of a long pair, which a hit there makes
-    # the first (with its tag), even one whose ids are gone.  Not inline: inlined, it changed
-    # how the compiler laid out the token probe of _encode_utf8 (+0.9 instructions a byte of
-    # English, warm)
-    cdef Py_ssize_t k = _entry_ids(c, &g[1], gen, p, n, out)
-    if k >= 0 or k == IDS_GONE:
-        bpe_long_pair_swap(c, g)
-    return k
+    # _piece_sized_entry's look at a piece's second long entry b.  Not inline: inlined, it
+    # changed how the compiler laid out the token probe of _encode_utf8 (+0.9 instructions a
+    # byte of English, warm)
+    return _entry_ids(c, b, gen, p, n, out)
 
 
 cdef inline void _signatures_for_merge(Tables* tb, Local* loc) noexcept nogil:
@@ -960,7 +966,7 @@ cdef inline void _piece_keep(Local* loc, const uint8_t* p, Py_ssize_t n, uint64_
         # into the set's first place.  Up to 3 ids: the entry there moves to the second (one
         # that spans both goes).  More: the piece spans both places, its first holding the
         # piece and 3 ids, its second's gen word 0 (it never matches) and the rest after it.
-        # The pieces pushed out move to their long pairs.
+        # The pieces pushed out move to their long entries.
         spans = (e[0].rest >> 56) > CACHE_MAX_IDS
         if k > CACHE_MAX_IDS or spans:
             _set_entry_to_long(loc, e, gen, LONG_CACHE_MAX_IDS)
@@ -978,15 +984,14 @@ cdef inline void _piece_keep(Local* loc, const uint8_t* p, Py_ssize_t n, uint64_
         if k > CACHE_MAX_IDS:
             memcpy(_set_more_ids(e), ids + CACHE_MAX_IDS, (k - CACHE_MAX_IDS) * sizeof(tok_t))
     elif g != NULL and 0 < k <= LONG_CACHE_MAX_IDS:
-        # into the pair's first place; the entry there moves to the second
-        bpe_long_pair_shift(&loc.caches, g, _short_tag(h, gen) if n <= CACHE_MAX_BYTES else 0)
-        _entry_fill(g, gen, p, n, ids, k)
+        # into one of its two long entries (bpe_long_place)
+        _entry_fill(_long_place(&loc.caches, h, gen, n), gen, p, n, ids, k)
     elif g != NULL and k > 0:
         # too many ids for the entry (runs of CJK text under cl100k_base): it holds the piece,
-        # marked LONG_IN_RING, and the position of a ring entry with its ids (the entry is
-        # the pair's first already where the ring had come round to the ids)
+        # marked LONG_IN_RING, and the position of a ring entry with its ids (g is already
+        # that entry where the ring had come round to the ids)
         if not (_long_holds(g, gen, p, n) and g.n_ids == LONG_IN_RING):
-            bpe_long_pair_shift(&loc.caches, g, _short_tag(h, gen) if n <= CACHE_MAX_BYTES else 0)
+            g = _long_place(&loc.caches, h, gen, n)
             g.gen = gen
             g.length = <unsigned char>n
             g.n_ids = LONG_IN_RING
@@ -994,6 +999,14 @@ cdef inline void _piece_keep(Local* loc, const uint8_t* p, Py_ssize_t n, uint64_
         _ring_keep_at(&loc.caches, g, gen, p, n, ids, k)
     elif x != NULL and k > 0:
         _ring_keep(&loc.caches, x, h, gen, p, n, ids, k)
+
+
+cdef inline bpe_long_entry* _long_place(const bpe_caches* c, uint64_t h, unsigned int gen, Py_ssize_t n) noexcept nogil:
+    # the long entry where a piece of n bytes and hash h goes: a short one (n <= CACHE_MAX_BYTES)
+    # into its first, with its tag; a longer one into either (bpe_long_place)
+    if n <= CACHE_MAX_BYTES:
+        return bpe_long_short_place(c, h, _short_tag(h, gen))
+    return bpe_long_place(c, h, gen)
 
 
 cdef inline unsigned char _short_tag(uint64_t h, unsigned int gen) noexcept nogil:
@@ -1004,12 +1017,11 @@ cdef inline unsigned char _short_tag(uint64_t h, unsigned int gen) noexcept nogi
 
 cdef void _set_entry_to_long(Local* loc, bpe_cache_entry* e, unsigned int gen, Py_ssize_t most) noexcept nogil:
     # the piece of set entry e (this encoder's, with at most `most` ids: only a set's first
-    # entry may span both) into the long pair of its hash, as a short piece, before the set
-    # drops it
+    # entry may span both) into its first long entry, as a short piece, before the set drops
+    # it
     cdef Py_ssize_t n = <Py_ssize_t>((e.rest >> 48) & 255), k = <Py_ssize_t>(e.rest >> 56), i
     cdef uint8_t b[16]
     cdef tok_t ids[SET_MAX_IDS]
-    cdef bpe_long_entry* g
     cdef uint64_t h
     if e.gen != gen or k == 0 or k > most or n > CACHE_MAX_BYTES:
         return
@@ -1021,9 +1033,7 @@ cdef void _set_entry_to_long(Local* loc, bpe_cache_entry* e, unsigned int gen, P
     b[15] = 0
     k = _cached_ids(e, ids)
     h = hash_bytes(b, n)
-    g = bpe_long_pair(&loc.caches, h)
-    bpe_long_pair_shift(&loc.caches, g, _short_tag(h, gen))
-    _entry_fill(g, gen, b, n, ids, k)
+    _entry_fill(_long_place(&loc.caches, h, gen, n), gen, b, n, ids, k)
 
 
 cdef inline Py_ssize_t _entry_ids(const bpe_caches* c, const bpe_long_entry* x, unsigned int gen,
@@ -1062,7 +1072,7 @@ cdef inline void _entry_fill(bpe_long_entry* x, unsigned int gen, const uint8_t*
 cdef Py_ssize_t _ring_second(const bpe_caches* c, bpe_ring_slot* x, uint64_t h, unsigned int gen,
                              const uint8_t* p, Py_ssize_t n, tok_t* out) noexcept nogil:
     # _piece_sized_entry's look at the second slot of a ring pair, which a hit there makes
-    # the first (as _long_second does for the long pairs)
+    # the first
     cdef Py_ssize_t k = _ring_ids(c, &x[1], h, gen, p, n, out)
     if k >= 0:
         bpe_ring_pair_swap(x)
@@ -1182,10 +1192,10 @@ cdef inline void _hash_piece(const Slot* slots, uint64_t slot_mask, const bpe_ca
     bpe_prefetch(&slots[x & slot_mask])
     if n > CACHE_MAX_BYTES:
         if n <= LONG_CACHE_MAX_BYTES:
-            # (both lines of the pair: a piece not in its first entry is looked for in the
+            # (both of its long entries: a piece not in its first is looked for in the
             # second, and a piece that is new reads both)
-            entry = bpe_long_pair(caches, x)
-            bpe_prefetch(<const char*>entry + sizeof(bpe_long_entry))
+            entry = bpe_long_first(caches, x)
+            bpe_prefetch(bpe_long_second(caches, x))
         else:
             entry = bpe_ring_slot_of(caches, x)
     bpe_prefetch(entry)

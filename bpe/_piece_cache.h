@@ -1,5 +1,5 @@
 /* The compiled encoder's per-thread piece caches (bpe/_core.pyx): a two-way set cache of
-   short pieces, pairs of entries for longer pieces and a ring of the longest, each entry
+   short pieces, two entries for each longer piece and a ring of the longest, each entry
    tagged with its encoder's generation.  It holds no ids of its own making: _core.pyx reads and
    fills the entries.  Only _core.pyx includes this header.
 
@@ -35,7 +35,7 @@ typedef struct {
    the second's gen 0 (so it never matches) and its other 28 bytes the other 7 (_core.pyx
    reads and writes them), so that such pieces (short runs of CJK text under cl100k_base)
    are found in the line their lookup starts on.  A piece that a set pushes out (one of up
-   to 7 ids) moves to the long pair of its hash: with two ways, a set that three pieces of a
+   to 7 ids) moves to its first long entry: with two ways, a set that three pieces of a
    text share lost one of them at every turn (2.4 MB of prose, o200k_base: 6,779 of its
    42,648 merged pieces merged again on a second pass; moved, 32). */
 
@@ -237,41 +237,44 @@ static bpe_caches bpe_caches_remake(void) {
 static inline bpe_cache_entry* bpe_cache_set(const bpe_caches* c, unsigned long long h) {
     return &c->sets[2 * ((h >> 40) & c->set_mask)];
 }
-/* The long entries go in pairs (two neighbouring lines): a piece may be in either entry of
-   its pair, the one used last first.  Direct-mapped, 0.8 MB of multilingual text found 79%
-   of its long pieces again on a second pass under o200k_base and 73% under cl100k_base;
-   in pairs, simulated, 90% and 83%. */
-static inline bpe_long_entry* bpe_long_pair(const bpe_caches* c, unsigned long long h) {
-    return &c->longs[(h >> 20) & c->long_mask & ~1ULL];
+/* A longer piece (15-30 bytes) may be kept in either of two long entries, each chosen by
+   its own bits of its hash, so that the pieces that share one line seldom share the other:
+   it goes into its first where that holds no piece of this generation, else into its second,
+   whose piece goes.  (Pairs of neighbouring lines, the piece put first and the old first
+   moved to the second, lost every piece of a pair that three shared when a text came again
+   in the same order: each pushed out the next one due.) */
+static inline bpe_long_entry* bpe_long_first(const bpe_caches* c, unsigned long long h) {
+    return &c->longs[(h >> 20) & c->long_mask];
 }
-/* Whether the pair g may hold the short piece (one short enough for the sets) whose tag is
-   tag (_short_tag in _core.pyx: bits of its hash and of the generation, the top bit set):
-   each long entry has a tag byte, 0 while it holds a longer piece.  A short piece that
-   misses its set is looked for in its pair only where a tag matches: the pair's lines are
-   rarely in the CPU's caches, and most short pieces that miss their set are new.  Tags are a
-   hint: one may match for an entry of another piece, encoder or generation (1 in 128), and
-   the entries are then checked as before. */
-static inline int bpe_long_holds_short(const bpe_caches* c, const bpe_long_entry* g, unsigned char tag) {
-    size_t i = (size_t)(g - c->longs);
-    return c->short_tags[i] == tag || c->short_tags[i + 1] == tag;
+static inline bpe_long_entry* bpe_long_second(const bpe_caches* c, unsigned long long h) {
+    return &c->longs[((h * 0x9E3779B97F4A7C15ULL) >> 40) & c->long_mask];
 }
-/* the pair g's first entry moves to its second place and gets a piece with tag tag (0: not
-   a short piece): the tags move with their entries */
-static inline void bpe_long_pair_shift(const bpe_caches* c, bpe_long_entry* g, unsigned char tag) {
-    size_t i = (size_t)(g - c->longs);
-    c->short_tags[i + 1] = c->short_tags[i];
-    c->short_tags[i] = tag;
-    g[1] = g[0];
+/* Whether long entry a (a short piece's first: see bpe_long_short_place) may hold the short
+   piece (one short enough for the sets) whose tag is tag (_short_tag in _core.pyx: bits of
+   its hash and of the generation, the top bit set): each long entry has a tag byte, 0 while
+   it holds a longer piece.  A short piece that misses its set is looked for in its long
+   entry only where the tag matches: its line is rarely in the CPU's caches, and most short
+   pieces that miss their set are new.  Tags are a hint: one may match for an entry of
+   another piece, encoder or generation (1 in 128), and the entry is then checked as
+   before. */
+static inline int bpe_long_holds_short(const bpe_caches* c, const bpe_long_entry* a, unsigned char tag) {
+    return c->short_tags[a - c->longs] == tag;
 }
-/* the pair g's entries change places, with their tags */
-static inline void bpe_long_pair_swap(const bpe_caches* c, bpe_long_entry* g) {
-    size_t i = (size_t)(g - c->longs);
-    unsigned char t = c->short_tags[i];
-    bpe_long_entry e = g[1];
-    c->short_tags[i] = c->short_tags[i + 1];
-    c->short_tags[i + 1] = t;
-    g[1] = g[0];
-    g[0] = e;
+/* the long entry where a new longer piece of hash h goes (see bpe_long_first); its tag 0 */
+static inline bpe_long_entry* bpe_long_place(const bpe_caches* c, unsigned long long h, unsigned int gen) {
+    bpe_long_entry* x = bpe_long_first(c, h);
+    if (x->gen == gen)
+        x = bpe_long_second(c, h);
+    c->short_tags[x - c->longs] = 0;
+    return x;
+}
+/* the long entry where a short piece of hash h goes (one that its set pushed out, or with
+   more ids than a set holds): its first, whatever is there (one tag, one line to look at
+   for each short piece that misses its set, most of them new), its tag set to tag */
+static inline bpe_long_entry* bpe_long_short_place(const bpe_caches* c, unsigned long long h, unsigned char tag) {
+    bpe_long_entry* x = bpe_long_first(c, h);
+    c->short_tags[x - c->longs] = tag;
+    return x;
 }
 
 /* a pair of the ring's index slots after a hit in its second: that slot first */

@@ -292,17 +292,17 @@ def test_a_piece_of_4_to_10_ids_takes_both_places_of_its_set(cython_backend):
 
 
 @pytest.mark.parametrize("sets", [256, 0])
-def test_a_piece_pushed_out_of_its_set_is_found_in_its_long_pair(cython_backend, sets):
+def test_a_piece_pushed_out_of_its_set_is_found_in_its_long_entry(cython_backend, sets):
     """A two-way set that a third piece comes to moves the piece it pushes out (the one used
-    least recently; both of its places for a piece of 4-10 ids) to the long pair of that
-    piece's hash, where a miss in the set finds it; no generation finds another's (the
+    least recently; both of its places for a piece of 4-10 ids) to the first long entry of
+    that piece's hash, where a miss in the set finds it; no generation finds another's (the
     static fallback has 256 sets too)."""
     core = _counting_core()
     a, b, c, m = _pieces_of_one_set(core, [(2, 3), (2, 3), (2, 3), (4, 7)])
     with _piece_cache_sets(sets):
         core._forget_cached_pieces()
         assert _merges(core, [a, b]) == 2
-        assert _merges(core, [c]) == 1        # (a to its long pair)
+        assert _merges(core, [c]) == 1        # (a to its long entry)
         assert _merges(core, [a, b, c]) == 0  # (a from there)
         assert _merges(core, [m]) == 1        # (b and c to theirs)
         assert _merges(core, [m, a, b, c, m]) == 0
@@ -351,27 +351,63 @@ def test_a_piece_whose_ring_entry_is_written_over_is_merged_again(cython_backend
         assert core._pieces_merged() == merged + 1          # and kept again
 
 
-@pytest.mark.parametrize("low, high, shift, mask, ids", [
-    (15, 22, 20, 126, (2, 7)),     # long entries: 128 at 256 sets, 64 pairs, from bits 20.. of the hash
-    (15, 22, 20, 126, (8, 99)),    # the same, with their ids in the ring
-    (31, 40, 26, 62, None),        # the ring's index slots: 64 at 256 sets, 32 pairs, from bits 26..
-], ids=["long entries", "long entries, ids in the ring", "ring slots"])
-def test_pairs_of_cache_places_hold_two_pieces(cython_backend, low, high, shift, mask, ids):
-    """Pieces whose hashes pick the same pair of places (bpe/_piece_cache.h: the pairs of long
-    entries for 15-30 bytes, the pairs of the ring's index slots for 31-1,024) are both kept:
-    taking turns, neither is merged again; a third one takes the place of the one used
-    least recently (a hit in the second place makes it the first)."""
+def test_a_longer_piece_has_two_places(cython_backend):
+    """Pieces of 15-30 bytes (and those with their ids in the ring) have two long entries each
+    (bpe/_piece_cache.h: the first from bits 20.. of the hash, the second from bits 40.. of
+    the hash times a constant): a new piece goes to its first where that holds no piece of
+    this generation, else to its second, whose piece goes.  Three pieces with one first place
+    are all kept; a fourth with that first place and the second one's second takes its
+    place."""
     from bpe import _core
 
     core = _counting_core()
-    rng = random.Random(low)
+    for ids in ((2, 7), (8, 99)):
+        rng = random.Random(ids[0])
+
+        def first(piece):
+            return (_core._piece_hash(piece.encode()) >> 20) & 127   # 128 long entries at 256 sets
+
+        def second(piece):
+            return ((_core._piece_hash(piece.encode()) * 0x9E3779B97F4A7C15) % 2**64 >> 40) & 127
+
+        def fits(piece):
+            return ids[0] <= len(core.encode_piece_bytes(piece.encode())) <= ids[1]
+
+        def find(want):
+            while True:
+                piece = " " + "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(rng.randint(15, 22)))
+                if want(piece) and fits(piece):
+                    return piece
+
+        a = find(lambda p: first(p) != second(p))
+        b = find(lambda p: first(p) == first(a) and second(p) not in (first(a), second(a)))
+        c = find(lambda p: first(p) == first(a) and second(p) not in (first(a), second(a), second(b)))
+        d = find(lambda p: first(p) == first(a) and second(p) == second(b))
+        with _piece_cache_sets(256):
+            core._forget_cached_pieces()
+            assert _merges(core, (a, b, c)) == 3, ids
+            assert _merges(core, (a, b, c, a, b, c)) == 0, ids
+            assert _merges(core, (d,)) == 1, ids           # (in b's place)
+            assert _merges(core, (a, c, d)) == 0, ids
+            assert _merges(core, (b,)) == 1, ids           # (in d's place again)
+            assert _merges(core, (a, b, c)) == 0, ids
+            assert _merges(core, (d,)) == 1, ids
+
+
+def test_pairs_of_ring_slots_hold_two_pieces(cython_backend):
+    """Pieces whose hashes pick the same pair of the ring's index slots (bpe/_piece_cache.h:
+    pieces of 31-1,024 bytes) are both kept: taking turns, neither is merged again; a third one
+    takes the place of the one used least recently (a hit in the second place makes it the
+    first)."""
+    from bpe import _core
+
+    core = _counting_core()
+    rng = random.Random(31)
     pairs = {}
     with _piece_cache_sets(256):
         while True:
-            piece = " " + "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(rng.randint(low, high)))
-            if ids is not None and not ids[0] <= len(core.encode_piece_bytes(piece.encode())) <= ids[1]:
-                continue
-            same = pairs.setdefault((_core._piece_hash(piece.encode()) >> shift) & mask, [])
+            piece = " " + "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(rng.randint(31, 40)))
+            same = pairs.setdefault((_core._piece_hash(piece.encode()) >> 26) & 62, [])  # 32 pairs at 256 sets
             same.append(piece)
             if len(same) == 3:
                 break
