@@ -619,14 +619,14 @@ cdef Py_ssize_t _bpe_long(const Tables* tb, const uint8_t* p, Py_ssize_t n, cons
 # kept in three per-thread caches (bpe/_piece_cache.h), all sized by one number S (65,536 by
 # default, _set_piece_cache_sets): S sets of two 32-byte entries (one cache line per set,
 # 4 MiB), each entry a piece of up to 14 bytes that gives up to 3 ids, the set's last used
-# entry first (a piece of 4-10 ids takes both); S / 2 64-byte entries in pairs, likewise
-# (2 MiB), for pieces of up to 30 bytes and 7 ids that do not fit those (more ids, or 15-30
+# entry first (a piece of 4-10 ids takes both); S / 2 64-byte entries, two places for each
+# piece of 15-30 bytes (2 MiB), for pieces of up to 30 bytes and 7 ids that do not fit those (more ids, or 15-30
 # bytes, as cl100k gives Cyrillic words) and for the short pieces that a set pushes out
 # (a piece whose set already holds two others; each long entry has a tag byte that a short
 # piece missing its set checks first, 32 KiB); and
-# a ring of 32 * S bytes (2 MiB) with S / 4 index slots (256 KiB) for pieces of 31-1,024
+# a ring of 32 * S bytes (2 MiB) with S / 2 index slots (512 KiB) for pieces of 31-1,024
 # bytes (rules of '=' or '#' in code, runs of CJK text, which merge at hundreds of
-# instructions a byte), each entry as long as its bytes and ids: 8.3 MiB at most per
+# instructions a byte), each entry as long as its bytes and ids: 8.5 MiB at most per
 # thread that encodes, whose pages are mapped as entries are first written there, and no
 # more however many distinct pieces go by.  Simulated on the shared corpora (o200k), with
 # half today's long entries and 256-byte entries for the longest pieces, one pass hits 57%
@@ -654,8 +654,8 @@ bpe_caches_setup()   # (the key that frees a thread's piece caches when it ends)
 
 def _set_piece_cache_sets(size_t sets):
     """The size S of the per-thread piece caches that threads make from now on: S two-way
-    sets of short pieces, S / 2 long entries and a ring of 32 * S bytes with S / 4 slots, 132.5
-    bytes per set (the default 65,536: 8.3 MiB per thread at most); 0: small static arrays
+    sets of short pieces, S / 2 long entries and a ring of 32 * S bytes with S / 2 slots, 136.5
+    bytes per set (the default 65,536: 8.5 MiB per thread at most); 0: small static arrays
     instead (41 KiB per thread).
     Each thread makes its caches again, empty, at its next call.  Returns the old S.  The
     environment variable BPE_PIECE_CACHE_SETS sets it at import."""
@@ -717,7 +717,7 @@ def _piece_cache_sets_from_environment():
             _set_piece_cache_sets(int(value))
         except (ValueError, OverflowError):
             raise ValueError(f"BPE_PIECE_CACHE_SETS must be 0 or a power of two from 256 to {1 << 26} "
-                             f"(sets of the per-thread piece caches, 132 bytes each), not {value!r}") from None
+                             f"(sets of the per-thread piece caches, 136 bytes each), not {value!r}") from None
 
 
 _piece_cache_sets_from_environment()

@@ -4,7 +4,7 @@
    fills the entries.  Only _core.pyx includes this header.
 
    Each thread that encodes gets its caches from the heap on its first call: one zeroed
-   block of bpe_cache_bytes(S) (8.3 MiB by default), whose pages the system maps only as
+   block of bpe_cache_bytes(S) (8.5 MiB by default), whose pages the system maps only as
    entries are first written there, so a thread that encodes a few short texts holds a few
    pages of it (on Linux huge pages of 2 MiB where the system allows: lookups land anywhere
    in the block, and with 4 KiB pages most of them also missed the TLB).  The
@@ -86,8 +86,8 @@ typedef struct {
 } bpe_caches;
 
 /* The heap block's sizes: S sets of two (64 bytes each), S / 2 long entries, a ring of
-   32 * S bytes and S / 4 index slots (16 bytes each): 132 bytes per set in all, then S / 2
-   tag bytes and 64 more; S = 65,536 by default (8.25 MiB + 32 KiB).  S = 0: no block, the
+   32 * S bytes and S / 2 index slots (16 bytes each): 136 bytes per set in all, then S / 2
+   tag bytes and 64 more; S = 65,536 by default (8.5 MiB + 32 KiB).  S = 0: no block, the
    static arrays.  Text in scripts that o200k_base and cl100k_base split into long words
    (CJK, Thai, Cyrillic) has as many distinct long pieces as short ones: 0.8 MB of the
    multilingual corpus has 14,019 distinct pieces for the sets, 9,367 of 15-30 bytes and
@@ -95,7 +95,7 @@ typedef struct {
    and 256 bytes lost to collisions on a second pass (63% and 40% found again). */
 #define BPE_CACHE_SETS 65536
 #define BPE_RING_PER_SET 32      /* ring bytes per set */
-#define BPE_SETS_PER_RING_SLOT 4
+#define BPE_SETS_PER_RING_SLOT 2
 static size_t bpe_cache_sets = BPE_CACHE_SETS;   /* S for caches made from now on */
 static size_t bpe_cache_bytes(size_t sets) {
     return (size_t)sets * (2 * sizeof(bpe_cache_entry) + sizeof(bpe_long_entry) / 2 + BPE_RING_PER_SET
