@@ -894,18 +894,17 @@ cdef inline Py_ssize_t _piece_sized_entry(Local* loc, const uint8_t* p, Py_ssize
     x[0] = NULL
     if n <= LONG_CACHE_MAX_BYTES:
         # pieces too long for the sets, or with too many ids, or pushed out of their set
-        # (short ones only where the tag of their first entry matches: most short pieces
-        # that miss their set are new)
+        # (short ones, kept in their first entry only, where its tag matches: most short
+        # pieces that miss their set are new)
         g[0] = bpe_long_first(&loc.caches, h)
         if n <= CACHE_MAX_BYTES:
-            # (a short piece is kept in its first entry only: one tag to test)
             if not bpe_long_holds_short(&loc.caches, g[0], _short_tag(h, gen)):
                 return -1
             k = _entry_ids(&loc.caches, g[0], gen, p, n, out)
             return k if k >= 0 else -1
-        b = bpe_long_second(&loc.caches, h)
         k = _entry_ids(&loc.caches, g[0], gen, p, n, out)
         if k == -1:
+            b = bpe_long_second(&loc.caches, h)
             k = _long_second(&loc.caches, b, gen, p, n, out)
             if k == IDS_GONE:
                 g[0] = b

@@ -361,22 +361,20 @@ def test_a_longer_piece_has_two_places(cython_backend):
     from bpe import _core
 
     core = _counting_core()
+
+    def first(piece):
+        return (_core._piece_hash(piece.encode()) >> 20) & 127   # 128 long entries at 256 sets
+
+    def second(piece):
+        return ((_core._piece_hash(piece.encode()) * 0x9E3779B97F4A7C15) % 2**64 >> 40) & 127
+
     for ids in ((2, 7), (8, 99)):
         rng = random.Random(ids[0])
-
-        def first(piece):
-            return (_core._piece_hash(piece.encode()) >> 20) & 127   # 128 long entries at 256 sets
-
-        def second(piece):
-            return ((_core._piece_hash(piece.encode()) * 0x9E3779B97F4A7C15) % 2**64 >> 40) & 127
-
-        def fits(piece):
-            return ids[0] <= len(core.encode_piece_bytes(piece.encode())) <= ids[1]
 
         def find(want):
             while True:
                 piece = " " + "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(rng.randint(15, 22)))
-                if want(piece) and fits(piece):
+                if want(piece) and ids[0] <= len(core.encode_piece_bytes(piece.encode())) <= ids[1]:
                     return piece
 
         a = find(lambda p: first(p) != second(p))
