@@ -105,6 +105,9 @@ cdef enum:
     # meet a string to compare; only PAIR_TAU_MAX 16,384 -> all ids: 521 -> 533 pairs)
     PAIR_TAU_MAX = 16384
     PAIR_MAX_CONTEXTS = 16
+    # at most this many pairs (the lowest ranked), so that their table's slots (at most
+    # 16,384) fit the pair index's 16-bit entries; o200k_base and cl100k_base have about 500
+    PAIR_MAX_UNITS = 8191
 
 
 ctypedef struct CharSlot:
@@ -139,8 +142,9 @@ ctypedef struct CharUnits:
     CharTable chars          # characters that may start as one unit
     CharTable spaced         # " " + character, at the start of a piece, by the character
     CharTable pairs          # two ASCII bytes anywhere in a piece (slots NULL: none)
-    uint64_t pair_bits[256]  # bit x | y << 7: pairs holds xy (most pairs of text have no unit,
-                             # and this answers them from 2 KiB without hashing)
+    uint16_t* pair_index     # by x | y << 7: 1 + the slot of xy in pairs, 0 for none (NULL: no
+                             # pairs); most pairs of text have no unit, and this answers every
+                             # pair with one read of 32 KiB, without hashing
     uint8_t* pool            # the context strings of all three
     int enabled              # 0: every character starts as bytes (for tests and A/B runs)
     int state                # CU_UNBUILT, CU_READY or CU_UNAVAILABLE (read with acquire)
@@ -154,6 +158,8 @@ cdef void _ct_free(CharTable* tab) noexcept nogil:
 
 
 cdef void cu_free(CharUnits* cu) noexcept nogil:
+    free(cu.pair_index)
+    cu.pair_index = NULL
     _ct_free(&cu.chars)
     _ct_free(&cu.spaced)
     _ct_free(&cu.pairs)
@@ -288,8 +294,9 @@ cdef Py_ssize_t cu_units(CharUnits* cu, const TokenTable* t, const tok_t* byte_r
                 i = 1 + L
     cdef const CharSlot* slots
     cdef const CharSlot* pairs = cu.pairs.slots if cu != NULL and _cu_ready(cu) else NULL
-    cdef int bits, pair_bits
-    while pairs == NULL and i < n and p[i] < 0x80:
+    cdef const uint16_t* pair_index = cu.pair_index if pairs != NULL else NULL
+    cdef int bits
+    while pair_index == NULL and i < n and p[i] < 0x80:
         off[m] = <int32_t>i
         tok[m] = byte_rank[p[i]]
         i += 1
@@ -299,21 +306,27 @@ cdef Py_ssize_t cu_units(CharUnits* cu, const TokenTable* t, const tok_t* byte_r
         # after every store to off and tok, which may alias them as far as the compiler knows)
         slots = cu.chars.slots
         bits = cu.chars.bits
-        pair_bits = cu.pairs.bits
         while i < n:
+            if p[i] < 0x80:
+                # ASCII (most of prose and code): two bytes at once where the pair index has
+                # them and their contexts allow, else one
+                if pair_index != NULL and i + 1 < n and p[i + 1] < 0x80:
+                    s = <Py_ssize_t>pair_index[p[i] | (<Py_ssize_t>p[i + 1] << 7)] - 1
+                    if s >= 0 and not _cu_blocked(&cu.pairs, cu.pool, s, p, n, i, 2):
+                        off[m] = <int32_t>i
+                        tok[m] = <tok_t>(pairs[s].value & ((1 << CU_TOKEN_BITS) - 1))
+                        if m > 0 and ahead != NULL:
+                            split_pair_fetch(ahead, tok[m - 1], tok[m])
+                        m += 1
+                        i += 2
+                        continue
+                off[m] = <int32_t>i
+                tok[m] = byte_rank[p[i]]
+                m += 1
+                i += 1
+                continue
             L = _utf8_length(p[i])
-            if (L == 1 and pairs != NULL and i + 1 < n and p[i + 1] < 0x80
-                    and (cu.pair_bits[p[i + 1] << 1 | p[i] >> 6] >> (p[i] & 63)) & 1):
-                s = _cu_slot(pairs, pair_bits, <uint32_t>p[i] | (<uint32_t>p[i + 1] << 8))
-                if s >= 0 and not _cu_blocked(&cu.pairs, cu.pool, s, p, n, i, 2):
-                    off[m] = <int32_t>i
-                    tok[m] = <tok_t>(pairs[s].value & ((1 << CU_TOKEN_BITS) - 1))
-                    if m > 0 and ahead != NULL:
-                        split_pair_fetch(ahead, tok[m - 1], tok[m])
-                    m += 1
-                    i += 2
-                    continue
-            elif L > 1 and i + L <= n:
+            if L > 1 and i + L <= n:
                 s = _cu_slot(slots, bits, _pack_within(p, n, i, L))
                 if s >= 0 and not _cu_blocked(&cu.chars, cu.pool, s, p, n, i, L):
                     off[m] = <int32_t>i
@@ -519,6 +532,7 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
             firsts.append(entry)
 
     cdef list pairs = _pair_units(t, byte_rank, pool)
+    del pairs[PAIR_MAX_UNITS:]
     if t.n_ids > (1 << CU_TOKEN_BITS):
         chars = []                           # ids too large for the slots: no units
         firsts = []
@@ -547,12 +561,16 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
     cu.chars = char_table
     cu.spaced = first_table
     cu.pairs = pair_table
-    memset(cu.pair_bits, 0, sizeof(cu.pair_bits))
-    for entry in pairs:
-        key = entry[0]
-        key = (key & 0x7F) | ((key >> 8) << 7)
-        cu.pair_bits[key >> 6] |= (<uint64_t>1) << (key & 63)
     cu.pool = pool_c
+    cdef Py_ssize_t k
+    if pair_table.slots != NULL:
+        cu.pair_index = <uint16_t*>calloc(16384, sizeof(uint16_t))
+        if cu.pair_index == NULL:
+            raise MemoryError()              # (the caller frees the rest)
+        for k in range(<Py_ssize_t>1 << pair_table.bits):
+            key = pair_table.slots[k].key
+            if key != 0:
+                cu.pair_index[(key & 0x7F) | ((key >> 8) << 7)] = <uint16_t>(k + 1)
     return 0
 
 
