@@ -1605,7 +1605,10 @@ def test_ctrl_c_stops_a_loop_of_long_encodes(tmp_path):
 
     if not hasattr(signal, "SIGINT") or sys.platform == "win32":
         pytest.skip("POSIX signals")
-    script = ("import bpe, sys\n"
+    # (Python leaves SIGINT ignored in a process started with it ignored, as a shell does for
+    # a command run in the background: the child puts the usual handler back)
+    script = ("import bpe, signal, sys\n"
+              "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
               "enc = bpe.get_encoding('cl100k_base')\n"
               "text = open(bpe.sample_path(), encoding='utf-8').read() * 20\n"
               "print('ready', flush=True)\n"
