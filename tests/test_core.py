@@ -1606,18 +1606,22 @@ def test_ctrl_c_stops_a_loop_of_long_encodes(tmp_path):
     if not hasattr(signal, "SIGINT") or sys.platform == "win32":
         pytest.skip("POSIX signals")
     # (Python leaves SIGINT ignored in a process started with it ignored, as a shell does for
-    # a command run in the background: the child puts the usual handler back)
+    # a command run in the background: the child puts the usual handler back.  The child runs
+    # in an empty directory, which `python -c` puts first on its path, so that it imports the
+    # bpe this process imported, not a source tree in the working directory.)
     script = ("import bpe, signal, sys\n"
               "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
               "enc = bpe.get_encoding('cl100k_base')\n"
               "text = open(bpe.sample_path(), encoding='utf-8').read() * 20\n"
-              "print('ready', flush=True)\n"
+              "print('ready', bpe.backend, bpe.__file__, flush=True)\n"
               "while True:\n"
               "    enc.encode_ordinary(text)\n")
     child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             cwd=tmp_path,
                              env=dict(os.environ, PYTHONPATH=os.pathsep.join(p or os.getcwd() for p in sys.path)))
     try:
-        assert child.stdout.readline().strip() == b"ready"
+        ready = child.stdout.readline().decode().strip()
+        assert ready == f"ready {bpe.backend} {bpe.__file__}"
         time.sleep(0.3)
         sent = time.perf_counter()
         child.send_signal(signal.SIGINT)
