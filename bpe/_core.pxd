@@ -20,7 +20,7 @@ cdef enum:
     FILTER_WORDS = 65536  # 2**22 bits = 512 KiB: rejects most absent strings without a table probe
     NO_TOKEN = -1
     NO_RANK = 0x7FFFFFFF
-    # pieces up to this many bytes use the linear scan, longer ones the heap
+    # pieces of up to this many units use the linear scan, longer ones the heap
     LINEAR_MAX = 24
     # the heap version works in stack arrays up to this many bytes
     STACK_MAX = 256

@@ -81,7 +81,7 @@ def test_encoder_rejects_bad_tables(backend):
 
 
 def test_long_pieces_agree_across_backends():
-    """pattern=None makes whole paragraphs one piece: the heap path (pieces over LINEAR_MAX bytes)
+    """pattern=None makes whole paragraphs one piece: the heap path (pieces over LINEAR_MAX units)
     must give what the reference's plain scan gives."""
     paragraphs = read_text("austen.txt").split("\n\n")
     before = _backend.active().name
