@@ -108,6 +108,9 @@ cdef enum:
     # at most this many pairs (the lowest ranked), so that their table's slots (at most
     # 16,384) fit the pair index's 16-bit entries; o200k_base and cl100k_base have about 500
     PAIR_MAX_UNITS = 8191
+    # entries of the tables by two ASCII bytes x, y at x | y << 7 (the pair index, the taus
+    # of _pair_units)
+    PAIR_INDEX_SIZE = 128 * 128
 
 
 ctypedef struct CharSlot:
@@ -564,7 +567,7 @@ cdef int _cu_build(CharUnits* cu, const TokenTable* t, const tok_t* byte_rank) e
     cu.pool = pool_c
     cdef Py_ssize_t k
     if pair_table.slots != NULL:
-        cu.pair_index = <uint16_t*>calloc(16384, sizeof(uint16_t))
+        cu.pair_index = <uint16_t*>calloc(PAIR_INDEX_SIZE, sizeof(uint16_t))
         if cu.pair_index == NULL:
             raise MemoryError()              # (the caller frees the rest)
         for k in range(<Py_ssize_t>1 << pair_table.bits):
@@ -587,7 +590,7 @@ cdef list _pair_units(const TokenTable* t, const tok_t* byte_rank, bytearray poo
     cdef tok_t tau, token
     cdef tok_t part[3]                       # scratch of bpe_alone_tau
     cdef int32_t part_start[4]
-    cdef int32_t taus[16384]                 # by x | y << 7: tau of a pair still in the running, else -1
+    cdef int32_t taus[PAIR_INDEX_SIZE]       # by x | y << 7: tau of a pair still in the running, else -1
     cdef object other, at, entry
     for tid in range(limit):
         n = t.length[tid]
