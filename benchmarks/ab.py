@@ -25,7 +25,10 @@ rounds, in random order, with the named peers encoding the same documents betwee
 (their speed is not reported): the host's drift then moves both sides of a pair alike.
 ``--mode cold`` (the default) empties the core's piece caches before each round and gives
 it fresh ``str`` objects; ``--mode warm`` encodes the same objects again.  Prints B/A per
-round: median, quartiles, range, and in how many rounds B was faster.
+round: median, quartiles, range, and in how many rounds B was faster.  ``--both-orders``
+runs the in-process A/B twice, the second time with the builds' places swapped, and combines
+the two medians as sqrt((B/A first) / (B/A second, which is A/B)): whatever favours a place
+in the process (which core is loaded first, for one) cancels, and what remains is B's effect.
 """
 
 from __future__ import annotations
@@ -177,7 +180,11 @@ def main(argv=None) -> int:
     parser.add_argument("--in-process", action="store_true",
                         help="both builds' cores in one process, paired rounds (see above)")
     parser.add_argument("--mode", choices=("cold", "warm"), default="cold", help="with --in-process")
+    parser.add_argument("--both-orders", action="store_true",
+                        help="with --in-process: run it again with A and B swapped, and combine the two")
     args = parser.parse_args(argv)
+    if args.both_orders and not args.in_process:
+        parser.error("--both-orders combines two --in-process runs: add --in-process")
     here = os.path.dirname(os.path.abspath(__file__))
     repo = os.path.dirname(here)
     corpora = os.path.join(os.environ.get("BPE_SHARED_DATA") or os.path.join(repo, "..", "shared", "data"),
@@ -189,12 +196,21 @@ def main(argv=None) -> int:
                              "differ (bpe/_scanner.pyx, or the compiled bpe/_scanner where there is no "
                              "source): run the A/B without --in-process\n")
             return 1
-        out = subprocess.run([sys.executable, "-c", _IN_PROCESS, dir_a, dir_b, args.encoding, args.files, corpora,
-                              args.peers, repo, str(args.rounds), args.mode], capture_output=True, text=True,
-                             cwd="/")
-        sys.stdout.write(out.stdout)
-        sys.stderr.write(out.stderr)
-        return out.returncode
+        medians = []
+        for first, second in [(dir_a, dir_b), (dir_b, dir_a)][:2 if args.both_orders else 1]:
+            out = subprocess.run([sys.executable, "-c", _IN_PROCESS, first, second, args.encoding, args.files,
+                                  corpora, args.peers, repo, str(args.rounds), args.mode], capture_output=True,
+                                 text=True, cwd="/")
+            sys.stdout.write(out.stdout)
+            sys.stderr.write(out.stderr)
+            if out.returncode != 0:
+                return out.returncode
+            medians.append(float(out.stdout.split("B/A per round ")[1].split()[0]))
+        if args.both_orders:
+            effect = (medians[0] / medians[1]) ** 0.5
+            print(f"both orders: B/A {medians[0]:.3f} with B as the second build, {1 / medians[1]:.3f} as the first; "
+                  f"effect of B {effect:.3f} ({(effect - 1) * 100:+.1f}%)")
+        return 0
     speeds: dict[str, list[float]] = {"A": [], "B": []}
     ratios: dict[str, list[float]] = {"A": [], "B": []}
     digests: dict[str, str] = {}      # a digest of each build's ids

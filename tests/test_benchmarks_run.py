@@ -88,6 +88,21 @@ def test_ab_in_process_pairs_the_rounds_of_two_cores(tmp_path):
     assert out.returncode != 0 and "scanners differ" in out.stderr
 
 
+def test_ab_both_orders_combines_two_in_process_runs(tmp_path):
+    """``--both-orders`` runs the in-process A/B with the builds in each place and prints the
+    effect that both runs agree on; without ``--in-process`` it is refused."""
+    out = _run_ab(tmp_path, "--in-process", "--both-orders")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.count("B faster in") == 2
+    firsts = [float(x.split()[0]) for x in out.stdout.split("B/A per round ")[1:]]
+    line = out.stdout.strip().splitlines()[-1]
+    assert line.startswith("both orders: B/A"), line
+    effect = float(line.split("effect of B ")[1].split()[0])
+    assert effect == pytest.approx((firsts[0] / firsts[1]) ** 0.5, abs=0.002)
+    refused = _run_ab(tmp_path, "--both-orders")
+    assert refused.returncode != 0 and "add --in-process" in refused.stderr
+
+
 def _fake_build(folder, extra_id):
     """A folder holding a stand-in ``bpe`` package whose encoder gives one id per document:
     its length, plus ``extra_id``."""
