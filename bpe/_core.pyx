@@ -1168,9 +1168,8 @@ cdef Py_ssize_t bpe_piece(Tables* tb, Local* loc, const uint8_t* p, Py_ssize_t n
 
 cdef enum:
     # _encode_utf8 and count_text find this many pieces (and prefetch what their lookups
-    # read) before they encode any: the lines of the last pieces of a batch must arrive
-    # before the first pieces are encoded (each step up from 16 to 48 measured faster;
-    # 64 and 96 no faster than 48)
+    # read) before they encode any, so that a line from memory is there when its lookup
+    # comes (each step up from 16 to 48 measured faster; 64 and 96 no faster than 48)
     SCAN_AHEAD = 48
     # a batch ends after the block that reaches SCAN_AHEAD pieces (piece_bounds gives up to
     # 63 at once): room for that many
