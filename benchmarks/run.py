@@ -6,9 +6,9 @@
 
 Sections: ``throughput`` (encode_ordinary MB/s per corpus group and encoding, one call per
 ~8 KB document, single thread), ``regimes`` (the same with every encoder's caches cold,
-streamed through a whole corpus, and warm, against every exact peer, with the ratio to the
-fastest), ``short`` (per-call time on 20-200 byte texts), ``count``
-(count() vs len(encode_ordinary())), ``decode`` (decode MB/s against the peers that decode),
+streamed through a whole corpus, warm, and hot (warm with the encoder's own tables in the
+CPU's caches), against every exact peer, with the ratio to the fastest), ``short`` (per-call
+time on 20-200 byte texts), ``count`` (count() vs len(encode_ordinary())), ``decode`` (decode MB/s against the peers that decode),
 ``worst`` (pathological inputs: 256 KB and 1 MB of one
 repeated character, spaces, digits, punctuation, an alternation, emoji), ``scripts`` (the
 multilingual corpus's lines grouped by script), ``split`` (the pre-tokenizer alone: bpe's
@@ -346,18 +346,25 @@ def paired_ratio(times: dict[str, list[float]], a: str, b: str) -> str:
 
 def interleaved_times(fns: dict[str, Callable[[], object]], rounds: int,
                       setup: Optional[dict[str, Callable[[], None]]] = None,
-                      cpu: Optional[dict[str, list[float]]] = None) -> dict[str, list[float]]:
+                      cpu: Optional[dict[str, list[float]]] = None,
+                      collect_first: bool = False) -> dict[str, list[float]]:
     """The seconds of every round per label (see :func:`interleaved`); with ``cpu``, the
-    process's CPU seconds (all threads) of every round are appended to ``cpu[label]``."""
+    process's CPU seconds (all threads) of every round are appended to ``cpu[label]``.
+    Garbage is collected before each timed call, after its setup; with ``collect_first``,
+    before its setup (the collection walks every object of the process, which can push what
+    the setup brought into the CPU's caches out again)."""
     times: dict[str, list[float]] = {k: [] for k in fns}
     for r in range(rounds):
         order = list(fns) if r % 2 == 0 else list(reversed(fns))
         for label in order:
             if label in FAILED:
                 continue
+            if collect_first:
+                gc.collect()
             if setup and label in setup:
                 setup[label]()
-            gc.collect()
+            if not collect_first:
+                gc.collect()
             c = time.process_time()
             t = time.perf_counter()
             try:
@@ -437,7 +444,7 @@ def fresh_copies(docs: list[str]) -> list[str]:
 
 
 def bench_regimes(args) -> None:
-    """bpe against every peer whose ids are exact, with the encoders' caches in three states,
+    """bpe against every peer whose ids are exact, with the encoders' caches in four states,
     per corpus group, one encode_ordinary call per ~8 KB document, single thread (MB/s).
 
     * cold: before every round each encoder starts cold (:func:`cold_start`: caches emptied,
@@ -449,7 +456,12 @@ def bench_regimes(args) -> None:
       input), starting cold as above, caches persisting through the pass: what a process
       that tokenizes a large corpus sees.  Fewer rounds (half, at least one).
     * warm: the cold documents again, after an untimed pass over them: the same str objects,
-      caches persisting.
+      caches persisting.  The other encoders' rounds run in between, so what an encoder keeps
+      has mostly left the CPU's caches when its round comes.
+    * hot: as warm, but each encoder encodes the documents once more, untimed, right before
+      each of its rounds (after the collection of garbage that precedes every round), so that
+      its tables are in the CPU's caches: what a micro-benchmark that encodes the same text
+      in a loop sees.
 
     Every encoder's ids are compared with tiktoken's on the streaming text (the cold and warm
     documents are its start) before anything is timed; one with other ids is reported as
@@ -458,7 +470,7 @@ def bench_regimes(args) -> None:
     peer with the best median, per round (:func:`paired_ratio`), median (min-max); above 1
     means bpe is faster.  Below each table: CPU time over wall time of each encoder's timed
     calls, the check that each ran on one thread (1.00)."""
-    print("\n## Regimes: cold, streaming and warm caches; one call per ~8 KB document, single thread "
+    print("\n## Regimes: cold, streaming, warm and hot caches; one call per ~8 KB document, single thread "
           "(MB/s, median (min-max))")
     stream_limit = 2 * args.bytes_per_file if args.quick else 1 << 40
     stream_rounds = max(1, args.rounds // 2)
@@ -493,7 +505,8 @@ def bench_regimes(args) -> None:
                 for d in docs:
                     e.encode_ordinary(d)
             times["warm"] = interleaved_times(fns, args.rounds, None, cpu)
-            for regime, source in (("cold", docs), ("streaming", stream), ("warm", docs)):
+            times["hot"] = interleaved_times(fns, args.rounds, {k: fns[k] for k in timed}, cpu, collect_first=True)
+            for regime, source in (("cold", docs), ("streaming", stream), ("warm", docs), ("hot", docs)):
                 n_bytes = sum(len(d.encode("utf-8")) for d in source)
                 speeds = {k: sorted(n_bytes / t / 1e6 for t in v) for k, v in times[regime].items() if v}
                 for k, v in times[regime].items():

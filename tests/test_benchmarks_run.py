@@ -31,10 +31,11 @@ def test_benchmark_suite_runs(tmp_path):
     assert "encode(text) with the default arguments" in out.stdout
     assert "(needs ../shared/data/corpora)" in out.stdout          # scripts: no corpora here
     assert "machine: sha256 2 threads / 1 thread" in out.stdout
-    # regimes: cold, streaming and warm rows per group, and the ratio to the fastest exact peer
-    # (or "-" when no peer is installed); the file-only peers need the shared rank files
+    # regimes: cold, streaming, warm and hot rows per group, and the ratio to the fastest exact
+    # peer (or "-" when no peer is installed); the file-only peers need the shared rank files
     assert "## Regimes" in out.stdout and "bpe / fastest exact peer" in out.stdout
-    assert re.search(r"\|\s+prose \|\s+streaming \|", out.stdout)
+    for regime in ("cold", "streaming", "warm", "hot"):
+        assert re.search(r"\|\s+prose \|\s+%s \|" % regime, out.stdout), regime
     if sys.platform.startswith("linux"):
         assert "## Memory" in out.stdout and "encode_with_offsets |" in out.stdout
     # the first line names the backend the run chose, from the same build as this process's
