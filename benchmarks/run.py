@@ -8,9 +8,9 @@ Sections: ``throughput`` (encode_ordinary MB/s per corpus group and encoding, on
 ~8 KB document, single thread), ``regimes`` (the same with every encoder's caches cold,
 streamed through a whole corpus, warm, and hot (warm with the encoder's own tables in the
 CPU's caches), against every exact peer, with the ratio to the fastest), ``short`` (per-call
-time on 20-200 byte texts), ``count`` (count() vs len(encode_ordinary())), ``decode`` (decode MB/s against the peers that decode),
-``worst`` (pathological inputs: 256 KB and 1 MB of one
-repeated character, spaces, digits, punctuation, an alternation, emoji), ``scripts`` (the
+time on 20-200 byte texts), ``count`` (count() vs len(encode_ordinary())), ``decode``
+(decode MB/s against the peers that decode), ``worst`` (pathological inputs: 256 KB and 1 MB
+of one repeated character, spaces, digits, punctuation, an alternation, emoji), ``scripts`` (the
 multilingual corpus's lines grouped by script), ``split`` (the pre-tokenizer alone: bpe's
 compiled scanner against ``regex.findall`` with the same pattern, and its share of bpe's
 encode time), ``batch`` (encode_ordinary_batch on 1 and 2 threads, encode_batch with special
@@ -456,8 +456,8 @@ def bench_regimes(args) -> None:
       input), starting cold as above, caches persisting through the pass: what a process
       that tokenizes a large corpus sees.  Fewer rounds (half, at least one).
     * warm: the cold documents again, after an untimed pass over them: the same str objects,
-      caches persisting.  The other encoders' rounds run in between, so what an encoder keeps
-      has mostly left the CPU's caches when its round comes.
+      caches persisting.  The other encoders' rounds run in between, so part of what an
+      encoder keeps has left the CPU's caches when its round comes.
     * hot: as warm, but each encoder encodes the documents once more, untimed, right before
       each of its rounds (after the collection of garbage that precedes every round), so that
       its tables are in the CPU's caches: what a micro-benchmark that encodes the same text
