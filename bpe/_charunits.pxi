@@ -279,8 +279,9 @@ cdef Py_ssize_t cu_units(CharUnits* cu, const TokenTable* t, const tok_t* byte_r
     same ids; only bytes when ``cu`` is NULL or units are off).  Returns
     the number of units m and sets ``off[m] = n``; ``off`` and ``tok`` have room for n + 1.
     With ``ahead`` (NULL: off), each whole character or two-byte unit starts the lines of
-    its pair with the unit before it on their way (split_pair_fetch), so that the merge
-    loop's first questions find them close."""
+    its pair with the unit before it on their way (split_pair_fetch), and so does an ASCII
+    byte after such a unit, so that the merge loop's first questions find them close (a byte
+    after a byte is asked of the direct two-byte table instead)."""
     cdef Py_ssize_t i = 0, m = 0, L, j, s
     if n > 2 and p[0] == 0x20 and cu != NULL and (
             cu_usable(cu, t, byte_rank) if p[1] >= 0xC2 else (0x41 <= p[1] < 0x80 and _cu_ready(cu))):
@@ -325,6 +326,9 @@ cdef Py_ssize_t cu_units(CharUnits* cu, const TokenTable* t, const tok_t* byte_r
                         continue
                 off[m] = <int32_t>i
                 tok[m] = byte_rank[p[i]]
+                if ahead != NULL and m > 0 and i - off[m - 1] > 1:
+                    # (a byte after a longer unit: the split table answers their pair)
+                    split_pair_fetch(ahead, tok[m - 1], tok[m])
                 m += 1
                 i += 1
                 continue
