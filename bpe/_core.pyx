@@ -334,6 +334,8 @@ ctypedef struct ShortMerge:
     Py_ssize_t n
     Py_ssize_t padded
     tok_t limit
+    int32_t parts             # parts left
+    int32_t stop              # merging stops at this many parts (see _bpe_short)
     int32_t a                 # the merge in progress: part a absorbed part c; z is before a
     int32_t c
     int32_t z
@@ -365,6 +367,8 @@ cdef inline void _sm_init(ShortMerge* s, const Tables* tb, const uint8_t* p, Py_
     s.out = out
     s.n = n
     s.limit = limit
+    s.parts = <int32_t>n
+    s.stop = 2 if limit == NO_RANK else 1
     s.padded = (n + 7) & ~7     # (LINEAR_MAX is a multiple of 8)
     # the links and the keys past the pairs as whole arrays: copies of a fixed size, with no
     # loop whose count follows the piece's (a loop's exit at a count that changes from piece
@@ -375,7 +379,7 @@ cdef inline void _sm_init(ShortMerge* s, const Tables* tb, const uint8_t* p, Py_
     for i in range(n - 1):
         r = _first_rank(tb, p, off, out, i, limit, loc)
         s.key[i] = _short_key(r, i)
-    if loc.sv.ahead:
+    if loc.sv.ahead and n > s.stop + 1:
         # each pair's merge would ask two questions; whichever pair merges first, its questions'
         # lines are then already on their way (see split_pair_fetch; a key with no merge
         # fetches for a made-up rank: cheaper than a branch on it, measured even; a loop of
@@ -403,6 +407,9 @@ cdef inline bint _sm_merge(ShortMerge* s, const Local* loc) noexcept nogil:
     s.key[s.nxt[a]] = SHORT_NONE
     out[a] = <tok_t>(best >> SHORT_SHIFT)
     s.nxt[a] = c
+    s.parts -= 1
+    if s.parts <= s.stop:
+        return False
     z = s.prv[a]
     if loc.sv.split != NULL:
         # the merge raises two questions: start both table lines on their way before
@@ -436,7 +443,7 @@ cdef inline void _sm_ask(ShortMerge* s, const TokenTable* t, Local* loc) noexcep
             r = sig_rank_hashed(loc.sv.sig, loc.sv.sig_mask, loc.sv.split, loc.sv.split_mask,
                                  out[a], out[c], s.hc)
             s.key[a] = _short_key(r if r < s.limit else NO_RANK, a)
-            if loc.sv.ahead:
+            if loc.sv.ahead and s.parts > s.stop + 1:
                 # (the questions that merging this new pair would ask, as in _sm_init)
                 if z >= 0:
                     split_pair_fetch(&loc.sv, out[z], r)
@@ -448,7 +455,7 @@ cdef inline void _sm_ask(ShortMerge* s, const TokenTable* t, Local* loc) noexcep
             r = sig_rank_hashed(loc.sv.sig, loc.sv.sig_mask, loc.sv.split, loc.sv.split_mask,
                                  out[z], out[a], s.hz)
             s.key[z] = _short_key(r if r < s.limit else NO_RANK, z)
-            if loc.sv.ahead:
+            if loc.sv.ahead and s.parts > s.stop + 1:
                 if s.prv[z] >= 0:
                     split_pair_fetch(&loc.sv, out[s.prv[z]], r)
                 if c < s.n:
@@ -480,7 +487,14 @@ cdef Py_ssize_t _bpe_short(const Tables* tb, const uint8_t* p, Py_ssize_t n, con
     # ShortMerge) finds the lowest rank, leftmost among equals, and no array is ever shifted.
     # The keys are 32-bit so that the minimum runs four to a vector (as floats: see
     # bpe_min_keys).
+    # With no limit the caller has found that p[:n] is not a token (every path to here looks
+    # the whole piece up first), and two parts could only merge into the whole piece: so
+    # merging stops at two parts, and no question is asked or fetched ahead for the pair
+    # that would be left (most pieces that are not tokens end as two).  With a limit the
+    # piece may be a token, and merging goes on to one part.
     cdef ShortMerge s
+    if n <= 2 and limit == NO_RANK:
+        return n
     _sm_init(&s, tb, p, n, off, limit, loc, out)
     while _sm_merge(&s, loc):
         _sm_ask(&s, &tb.table, loc)
@@ -739,7 +753,8 @@ cdef Py_ssize_t _merge_loop(Tables* tb, const uint8_t* p, Py_ssize_t n, tok_t li
                             Local* loc, tok_t* out) noexcept nogil:
     # BPE on p[:n] (n >= 1) from its units: whole characters where ``units`` and the tables
     # allow them (else bytes), then the linear scan for few units, the heap for more (-1: out
-    # of memory)
+    # of memory).  ``limit`` NO_RANK: only for a piece that is not a token (the callers look
+    # it up first; _bpe_short relies on it); else only tokens below ``limit`` form.
     cdef int32_t off_s[STACK_MAX + 1]
     cdef int32_t* off = off_s
     cdef Py_ssize_t m, k
