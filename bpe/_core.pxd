@@ -21,7 +21,7 @@ cdef enum:
     NO_TOKEN = -1
     NO_RANK = 0x7FFFFFFF
     # pieces of up to this many units use the linear scan, longer ones the heap
-    LINEAR_MAX = 24
+    LINEAR_MAX = 128
     # the heap version works in stack arrays up to this many bytes
     STACK_MAX = 256
     SLOT_FAR = 0x7FFFFF
