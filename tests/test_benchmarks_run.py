@@ -170,3 +170,24 @@ def test_callgrind_section_reads_both_tools_totals(tmp_path):
     assert totals(str(cachegrind)) == {"Ir": 987654, "Bc": 4321, "Bcm": 210, "Bi": 55, "Bim": 7}
     (tmp_path / "cut.out").write_text("events: Ir\nfl=a.c\n16 5\n")
     assert totals(str(tmp_path / "cut.out")) is None
+
+
+def test_prime_builds_the_signatures_on_text_with_few_pieces_to_merge(cython_backend):
+    # benchmarks.run.prime leaves bpe with its pair signatures built even where its passes
+    # merge too few pieces for the encoder's own threshold (the callgrind section's 400 KB of
+    # Python code merge about 1,700 a pass), so that what is timed or counted runs the merge
+    # loop with the split table, as the regimes' larger texts do
+    sys.path.insert(0, ROOT)
+    try:
+        from benchmarks.run import prime
+    finally:
+        sys.path.remove(ROOT)
+    import bpe
+
+    enc = bpe.Tokenizer(bpe.get_encoding("cl100k_base").mergeable_ranks, pattern="cl100k_base")
+    docs = [" zorblat quinxet vrumble"] * 3          # three pieces to merge, 20,000 needed
+    assert enc._core._signatures_state() == "unbuilt"
+    prime(enc, docs)
+    assert enc._core._signatures_state() == "ready"
+    assert enc._core._pieces_merged() < 100
+    assert enc.encode_ordinary(docs[0]) == bpe.get_encoding("cl100k_base").encode_ordinary(docs[0])
