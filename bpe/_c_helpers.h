@@ -40,6 +40,16 @@ static inline uint64_t bpe_word(const unsigned char* p, Py_ssize_t n) {
         w |= (uint64_t)p[k] << (8 * k);
     return w;
 }
+/* bpe_word where the caller knows that p[0:8] lies inside the buffer: no test of where the
+   page ends */
+static inline uint64_t bpe_word_inside(const unsigned char* p, Py_ssize_t n) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
+    return w & bpe_word_masks[n < 8 ? n : 8];
+}
 /* a 32-bit word loaded from memory, as little-endian */
 static inline uint32_t bpe_le32(uint32_t w) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -84,12 +94,19 @@ static inline uint64_t bpe_fold_mul(uint64_t x, uint64_t y) {
    bytes when n > 8 (read from a zero word otherwise, so that no branch depends on n, which
    varies at random in the merge loop) by bpe_fold_mul, so that the low bits (slot) and
    high bits (filter) both depend on every input bit */
+#define BPE_HASH_HEAD_KEY 0x243F6A8885A308D3ULL
+#define BPE_HASH_TAIL_KEY 0x9E3779B97F4A7C15ULL
 static inline uint64_t bpe_hash16w(uint64_t a, const unsigned char* p, Py_ssize_t n) {
     /* (a: bpe_word(p, n), which the caller has already) */
     uint64_t b;
     const unsigned char* q = n > 8 ? p + n - 8 : bpe_zero8;
     memcpy(&b, q, 8);
-    return bpe_fold_mul(a ^ ((uint64_t)n << 59) ^ 0x243F6A8885A308D3ULL, b ^ 0x9E3779B97F4A7C15ULL);
+    return bpe_fold_mul(a ^ ((uint64_t)n << 59) ^ BPE_HASH_HEAD_KEY, b ^ BPE_HASH_TAIL_KEY);
+}
+/* bpe_hash16w where n <= 8 is known: the tail word is the zero word's, and nothing waits on
+   reading it */
+static inline uint64_t bpe_hash8w(uint64_t a, Py_ssize_t n) {
+    return bpe_fold_mul(a ^ ((uint64_t)n << 59) ^ BPE_HASH_HEAD_KEY, BPE_HASH_TAIL_KEY);
 }
 static inline uint64_t bpe_hash16(const unsigned char* p, Py_ssize_t n) {
     return bpe_hash16w(bpe_word(p, n), p, n);

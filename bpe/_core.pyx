@@ -81,12 +81,14 @@ cdef extern from "Python.h":
 # the thread-local piece caches (bpe/_piece_cache.h).
 cdef extern from "_c_helpers.h":
     uint64_t bpe_word(const uint8_t* p, Py_ssize_t n) noexcept nogil
+    uint64_t bpe_word_inside(const uint8_t* p, Py_ssize_t n) noexcept nogil
     uint32_t bpe_le32(uint32_t w) noexcept nogil
     int32_t bpe_min_keys(const int32_t* key, Py_ssize_t m) noexcept nogil
     void bpe_copy16(char* dst, const uint8_t* src) noexcept nogil
     uint64_t bpe_hash16(const uint8_t* p, Py_ssize_t n) noexcept nogil
     uint64_t bpe_fold_mul(uint64_t x, uint64_t y) noexcept nogil
     uint64_t bpe_hash16w(uint64_t a, const uint8_t* p, Py_ssize_t n) noexcept nogil
+    uint64_t bpe_hash8w(uint64_t a, Py_ssize_t n) noexcept nogil
     object bpe_list_unfilled(Py_ssize_t n)
     PyObject** bpe_list_items(object lst) noexcept
     bint bpe_same_tail(const uint8_t* a, const uint8_t* b, Py_ssize_t n) noexcept nogil
@@ -1200,17 +1202,41 @@ cdef enum:
     SCAN_ROOM = SCAN_AHEAD + 63
 
 
+ctypedef struct ScanPiece:
+    # a piece found by _scan_ahead: piece c is p[pcs[c].start:pcs[c + 1].start], with its
+    # hash and first word (hash_and_head); one record for the three, so that the scan's loop
+    # keeps one pointer in a register, not three
+    Py_ssize_t start
+    uint64_t hash
+    uint64_t head
+
+
 cdef inline void _hash_piece(const Slot* slots, uint64_t slot_mask, const bpe_caches* caches,
-                             const uint8_t* p, Py_ssize_t n, uint64_t* h, uint64_t* head) noexcept nogil:
+                             const uint8_t* p, Py_ssize_t n, uint64_t* h, uint64_t* head,
+                             bint inside) noexcept nogil:
     # a piece's hash and first word, and what its lookups will read prefetched: its slot of
     # the token table and the piece-cache lines its length sends it to (its set, its pair of
     # long entries or its ring slot: the lines its lookup reads, which would otherwise cost a
     # whole memory access when the lookup comes to it).  The caller's copies of the
     # addresses and masks stay in registers, where the table's and the Local's own fields
     # would be read again after every store of a bound, which may alias them as far as the
-    # compiler knows.
-    cdef uint64_t x = hash_and_head(p, n, head)
-    cdef const void* entry = bpe_cache_set(caches, x)
+    # compiler knows.  `inside`: p[0:8] lies inside the text (the first word is read without
+    # a test of where the page ends).
+    cdef uint64_t w, x
+    cdef const void* entry
+    if n <= 8:
+        # most pieces: one test of the length decides the hash (no tail word) and the line
+        # (a set), where the general path below tests it three times (English -3.6
+        # instructions a byte, warm)
+        w = bpe_word_inside(p, n) if inside else bpe_word(p, n)
+        head[0] = w
+        x = bpe_hash8w(w, n)
+        h[0] = x
+        bpe_prefetch(&slots[x & slot_mask])
+        bpe_prefetch(bpe_cache_set(caches, x))
+        return
+    x = hash_and_head(p, n, head)
+    entry = bpe_cache_set(caches, x)
     h[0] = x
     bpe_prefetch(&slots[x & slot_mask])
     if n > CACHE_MAX_BYTES:
@@ -1225,8 +1251,7 @@ cdef inline void _hash_piece(const Slot* slots, uint64_t slot_mask, const bpe_ca
 
 
 cdef Py_ssize_t _token_run(const Slot* slots, uint64_t slot_mask, const uint8_t* blob, const uint8_t* p,
-                           const Py_ssize_t* bounds, const uint64_t* hashes, const uint64_t* heads,
-                           Py_ssize_t c, Py_ssize_t count, tok_t* out) noexcept nogil:
+                           const ScanPiece* pcs, Py_ssize_t c, Py_ssize_t count, tok_t* out) noexcept nogil:
     # From piece c of a batch of _scan_ahead on, the pieces that are the token in the home
     # slot of their hash, up to 16 bytes long (most pieces of text): their ids to out, one
     # per piece.  Returns the index of the first other piece (count if none); _piece_known
@@ -1238,25 +1263,24 @@ cdef Py_ssize_t _token_run(const Slot* slots, uint64_t slot_mask, const uint8_t*
     cdef const Slot* s
     cdef uint32_t lenoff
     while c < count:
-        size = bounds[c + 1] - bounds[c]
-        s = &slots[hashes[c] & slot_mask]
+        size = pcs[c + 1].start - pcs[c].start
+        s = &slots[pcs[c].hash & slot_mask]
         lenoff = s.lenoff
-        if s.head != heads[c] or <Py_ssize_t>(lenoff & 0xFF) != size:
+        if s.head != pcs[c].head or <Py_ssize_t>(lenoff & 0xFF) != size:
             break
         if size > 8:
             o = slot_blob_offset(lenoff)
-            if size > 16 or o == SLOT_FAR or not bpe_same_tail(blob + o, p + bounds[c], size):
+            if size > 16 or o == SLOT_FAR or not bpe_same_tail(blob + o, p + pcs[c].start, size):
                 break
         out[c - c0] = s.token
         c += 1
     return c
 
 
-cdef Py_ssize_t _batch_ids(Tables* tb, Local* loc, const uint8_t* p, const Py_ssize_t* bounds,
-                           const uint64_t* hashes, const uint64_t* heads, Py_ssize_t count,
-                           tok_t* out) noexcept nogil:
-    # The ids of the pieces of a batch of _scan_ahead (p[bounds[c]:bounds[c + 1]] for c below
-    # count) to out, which has room for one id per byte of them; returns how many, or
+cdef Py_ssize_t _batch_ids(Tables* tb, Local* loc, const uint8_t* p, const ScanPiece* pcs,
+                           Py_ssize_t count, tok_t* out) noexcept nogil:
+    # The ids of the pieces of a batch of _scan_ahead (p[pcs[c].start:pcs[c + 1].start] for c
+    # below count) to out, which has room for one id per byte of them; returns how many, or
     # OUT_OF_MEMORY.  Runs of tokens go through _token_run (where tokens are looked up
     # first); any other piece is looked up in its set, then merged if it must be.
     cdef Py_ssize_t c = 0, k = 0, m
@@ -1264,20 +1288,21 @@ cdef Py_ssize_t _batch_ids(Tables* tb, Local* loc, const uint8_t* p, const Py_ss
     cdef bint tokens_first = loc.ml == NULL or loc.ml.ignore_merges
     cdef const Slot* slots = tb.table.slots
     cdef uint64_t slot_mask = <uint64_t>(tb.table.n_slots - 1)
+    cdef const ScanPiece* q
     while c < count:
         if tokens_first:
-            m = _token_run(slots, slot_mask, tb.table.blob, p, bounds, hashes, heads, c, count, out + k)
+            m = _token_run(slots, slot_mask, tb.table.blob, p, pcs, c, count, out + k)
             k += m - c
             c = m
             if c == count:
                 break
+        q = &pcs[c]
         if tokens_first:
-            m = _piece_set_first(tb, loc, p + bounds[c], bounds[c + 1] - bounds[c], hashes[c], heads[c],
-                                 out + k, &e)
+            m = _piece_set_first(tb, loc, p + q.start, q[1].start - q.start, q.hash, q.head, out + k, &e)
         else:
-            m = _piece_known(tb, loc, p + bounds[c], bounds[c + 1] - bounds[c], hashes[c], heads[c], out + k, &e)
+            m = _piece_known(tb, loc, p + q.start, q[1].start - q.start, q.hash, q.head, out + k, &e)
         if m == PIECE_MISSED:
-            m = _piece_uncommon(tb, loc, p + bounds[c], bounds[c + 1] - bounds[c], hashes[c], e, out + k)
+            m = _piece_uncommon(tb, loc, p + q.start, q[1].start - q.start, q.hash, e, out + k)
             if m < 0:
                 return m
         k += m
@@ -1286,10 +1311,9 @@ cdef Py_ssize_t _batch_ids(Tables* tb, Local* loc, const uint8_t* p, const Py_ss
 
 
 cdef inline Py_ssize_t _scan_ahead(const TokenTable* t, const Local* loc, int pid, const uint8_t* p,
-                                   Py_ssize_t n, Py_ssize_t i, Py_ssize_t* bounds,
-                                   uint64_t* hashes, uint64_t* heads) noexcept nogil:
+                                   Py_ssize_t n, Py_ssize_t i, ScanPiece* pcs) noexcept nogil:
     # Find up to SCAN_AHEAD pieces from p[i:] (a few more when a block gives them): piece c is
-    # p[bounds[c]:bounds[c + 1]] with hash hashes[c] and first word heads[c].  Their
+    # p[pcs[c].start:pcs[c + 1].start] with hash pcs[c].hash and first word pcs[c].head.  Their
     # token-table slots and piece-cache sets are prefetched here, so that the lookups of a
     # batch wait for memory together instead of one after another (one piece ahead was too
     # close: a piece that is a token takes about 25 ns, a line from memory about 100; and
@@ -1297,33 +1321,47 @@ cdef inline Py_ssize_t _scan_ahead(const TokenTable* t, const Local* loc, int pi
     # number of pieces, or PIECE_TOO_LONG.
     cdef Py_ssize_t c = 0, j, base
     cdef uint64_t more
+    cdef ScanPiece* q
     cdef const Slot* slots = t.slots
     cdef uint64_t slot_mask = <uint64_t>(t.n_slots - 1)
     cdef bpe_caches caches = loc.caches
-    bounds[0] = i
+    pcs[0].start = i
     while c < SCAN_AHEAD and i < n:
         # the starts a block of the text decides at once (o200k), else one piece from the
         # scanner
         more = piece_bounds(pid, p, n, i)
         if more == 0:
             j = scan_piece(pid, p, n, i)
-            _hash_piece(slots, slot_mask, &caches, p + i, j - i, &hashes[c], &heads[c])
+            _hash_piece(slots, slot_mask, &caches, p + i, j - i, &pcs[c].hash, &pcs[c].head, False)
             c += 1
-            bounds[c] = j
+            pcs[c].start = j
             i = j
             continue
         base = i
+        if base + 72 <= n:
+            # every piece of this block starts at least 8 bytes before the text's end (a
+            # block gives starts below base + 64)
+            q = &pcs[c]
+            while more:
+                j = base + bpe_ctz64(more)
+                more &= more - 1
+                _hash_piece(slots, slot_mask, &caches, p + i, j - i, &q.hash, &q.head, True)
+                q += 1
+                q.start = j
+                i = j
+            c = q - pcs
+            continue
         while more:
             j = base + bpe_ctz64(more)
             more &= more - 1
-            _hash_piece(slots, slot_mask, &caches, p + i, j - i, &hashes[c], &heads[c])
+            _hash_piece(slots, slot_mask, &caches, p + i, j - i, &pcs[c].hash, &pcs[c].head, False)
             c += 1
-            bounds[c] = j
+            pcs[c].start = j
             i = j
-    if i - bounds[0] >= 0x7FFFFFFF:
+    if i - pcs[0].start >= 0x7FFFFFFF:
         # only a batch this long can hold a piece too long for 32-bit unit offsets
         for j in range(c):
-            if bounds[j + 1] - bounds[j] >= 0x7FFFFFFF:
+            if pcs[j + 1].start - pcs[j].start >= 0x7FFFFFFF:
                 return PIECE_TOO_LONG
     return c
 
@@ -1454,37 +1492,36 @@ cdef class Encoder:
         _offsets.pxi), counted in tokens from ``words.k0`` ids before the first one appended
         here."""
         cdef Py_ssize_t i = 0, k = out.k, k_start = out.k, m, count, c, size
-        cdef Py_ssize_t bounds[SCAN_ROOM + 1]
-        cdef uint64_t hashes[SCAN_ROOM]
-        cdef uint64_t heads[SCAN_ROOM]
+        cdef ScanPiece pcs[SCAN_ROOM + 1]
         cdef Local loc = self._loc()
         while i < n:
-            count = _scan_ahead(&self.tb.table, &loc, pid, p, n, i, bounds, hashes, heads)
+            count = _scan_ahead(&self.tb.table, &loc, pid, p, n, i, pcs)
             if count < 0:
                 return count
             # room for the batch at once: a piece gives at most one id per byte
-            if k + (bounds[count] - i) > out.cap:
+            if k + (pcs[count].start - i) > out.cap:
                 out.k = k
-                if _idb_grow(out, k + (bounds[count] - i)) < 0:
+                if _idb_grow(out, k + (pcs[count].start - i)) < 0:
                     return OUT_OF_MEMORY
             if words != NULL:
                 for c in range(count):
-                    size = bounds[c + 1] - bounds[c]
-                    m = bpe_piece_cached(&self.tb, &loc, p + bounds[c], size, hashes[c], heads[c], out.ids + k)
+                    size = pcs[c + 1].start - pcs[c].start
+                    m = bpe_piece_cached(&self.tb, &loc, p + pcs[c].start, size, pcs[c].hash, pcs[c].head,
+                                         out.ids + k)
                     if m < 0:
                         out.k = k
                         return OUT_OF_MEMORY
                     k += m
-                    if words_mark(words, words.k0 + k - k_start, words.b0 + bounds[c + 1]) < 0:
+                    if words_mark(words, words.k0 + k - k_start, words.b0 + pcs[c + 1].start) < 0:
                         out.k = k
                         return OUT_OF_MEMORY
             else:
-                m = _batch_ids(&self.tb, &loc, p, bounds, hashes, heads, count, out.ids + k)
+                m = _batch_ids(&self.tb, &loc, p, pcs, count, out.ids + k)
                 if m < 0:
                     out.k = k
                     return m
                 k += m
-            i = bounds[count]
+            i = pcs[count].start
         out.k = k
         return k - k_start
 
@@ -1698,9 +1735,7 @@ cdef class Encoder:
         self._check_ready()
         cdef int pid = PATTERN_IDS[pattern] if pattern is not None else PAT_NONE
         cdef Py_ssize_t n, i = 0, k = 0, m = 0, cap = 256, count, size
-        cdef Py_ssize_t bounds[SCAN_ROOM + 1]
-        cdef uint64_t hashes[SCAN_ROOM]
-        cdef uint64_t heads[SCAN_ROOM]
+        cdef ScanPiece pcs[SCAN_ROOM + 1]
         cdef Utf8 u
         utf8_get(text, &u)
         cdef const uint8_t* p = u.p
@@ -1715,12 +1750,12 @@ cdef class Encoder:
             with nogil:
                 loc = self._loc()
                 while i < n and k >= 0:
-                    count = _scan_ahead(&self.tb.table, &loc, pid, p, n, i, bounds, hashes, heads)
+                    count = _scan_ahead(&self.tb.table, &loc, pid, p, n, i, pcs)
                     if count < 0:
                         m = count
                         break
                     # (the batch's ids go to scratch, which has room for one per byte)
-                    size = bounds[count] - bounds[0]
+                    size = pcs[count].start - pcs[0].start
                     if size > cap:
                         cap = size
                         grown = realloc(scratch, cap * sizeof(tok_t))
@@ -1728,14 +1763,14 @@ cdef class Encoder:
                             m = OUT_OF_MEMORY
                             break
                         scratch = <tok_t*>grown
-                    m = _batch_ids(&self.tb, &loc, p, bounds, hashes, heads, count, scratch)
+                    m = _batch_ids(&self.tb, &loc, p, pcs, count, scratch)
                     if m < 0:
                         break
                     k += m
                     if 0 <= limit < k:
                         k = -1
                         break
-                    i = bounds[count]
+                    i = pcs[count].start
             _check_status(m)
             return k
         finally:

@@ -1350,6 +1350,26 @@ def test_text_path_finds_tokens_and_near_misses_as_tiktoken(name, cython_backend
     assert enc.count(text) == len(ref.encode_ordinary(text))
 
 
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_every_end_of_a_text_gives_tiktokens_ids(name, cython_backend):
+    """A text cut at every length up to 400 bytes: the pieces near its end (where the scan
+    reads first words with a test of where the page ends, and further from the end
+    without) give tiktoken's ids, as counted too."""
+    enc = bpe.get_encoding(name)
+    ref = tiktoken_encoding(name)
+    rng = random.Random(36)
+    words = ["a", "to", " the", " of", "\n", "  ", " x", "ing", " tokenizers", " Melville",
+             " =====\n", "12345", "1", " antidisestablishment", "über", " 東京", " 😀", "  \n\n",
+             " abcdefgh", " abcdefghi", "(", "));", " supercalifragilistic"]
+    text = "".join(rng.choice(words) for _ in range(200))
+    data = text.encode()
+    assert len(data) > 400
+    for n in range(1, 401):
+        cut = data[:n].decode("utf-8", errors="ignore")
+        assert enc.encode_ordinary(cut) == ref.encode_ordinary(cut), n
+        assert enc.count(cut) == len(ref.encode_ordinary(cut)), n
+
+
 def _tokens_sharing_their_head(rng):
     """Byte ranks, then 400 tokens of 12 and 400 of 16 bytes that all begin "abcdefgh" (so
     that many share their first 8 bytes and length, and sit past their home slot); no merge
