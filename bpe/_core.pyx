@@ -1226,8 +1226,7 @@ cdef inline void _hash_piece(const Slot* slots, uint64_t slot_mask, const bpe_ca
     cdef const void* entry
     if n <= 8:
         # most pieces: one test of the length decides the hash (no tail word) and the line
-        # (a set), where the general path below tests it three times (English -3.6
-        # instructions a byte, warm)
+        # (a set), where the general path below tests it three times
         w = bpe_word_inside(p, n) if inside else bpe_word(p, n)
         head[0] = w
         x = bpe_hash8w(w, n)
