@@ -75,10 +75,10 @@ def test_ab_in_process_pairs_the_rounds_of_two_cores(tmp_path):
     """``--in-process`` loads both builds' cores in one process and reports B/A per round (here
     one build twice); builds whose scanners differ are refused, since both cores would run
     beside one of them."""
-    for mode in ("cold", "warm"):
+    for mode in ("cold", "warm", "streaming"):
         out = _run_ab(tmp_path, "--in-process", "--mode", mode)
         assert out.returncode == 0, out.stderr[-2000:]
-        assert f"sample.txt {mode}: A" in out.stdout and "B faster in" in out.stdout
+        assert f"sample.txt {mode}, " in out.stdout and "B faster in" in out.stdout
     import bpe
     build = os.path.dirname(os.path.dirname(os.path.abspath(bpe.__file__)))
     other = tmp_path / "other" / "bpe"
@@ -87,6 +87,24 @@ def test_ab_in_process_pairs_the_rounds_of_two_cores(tmp_path):
     out = subprocess.run([sys.executable, "-m", "benchmarks.ab", build, str(other.parent), "--in-process",
                           "--files", "sample.txt"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode != 0 and "scanners differ" in out.stderr
+
+
+def test_ab_streaming_encodes_whole_files(tmp_path):
+    """``--mode streaming`` times the whole corpus files, where cold and warm take their first
+    800 KB: here a file of about 900 KB."""
+    import bpe
+
+    text = open(bpe.sample_path(), encoding="utf-8").read()
+    corpora = tmp_path / "corpora"
+    corpora.mkdir()
+    long = text * (900_000 // len(text) + 1)
+    (corpora / "long.txt").write_text(long, encoding="utf-8")
+    want = {"cold": len(long[:800_000].encode("utf-8")) / 1e6, "streaming": len(long.encode("utf-8")) / 1e6}
+    for mode in ("cold", "streaming"):
+        out = _run_ab(tmp_path, "--in-process", "--mode", mode, "--files", "long.txt")
+        assert out.returncode == 0, out.stderr[-2000:]
+        timed = float(out.stdout.split(f"long.txt {mode}, ")[1].split(" MB a round")[0])
+        assert timed == pytest.approx(want[mode], abs=0.006), (mode, timed, want)
 
 
 def test_ab_both_orders_combines_two_in_process_runs(tmp_path):
