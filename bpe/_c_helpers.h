@@ -13,10 +13,6 @@
 /* ---- short byte strings: word loads, copies, hashing ---- */
 #include <stdint.h>
 #include <string.h>
-/* The n (1..8) bytes at p as a little-endian word, zero-padded.  On little-endian
-   machines, when an 8-byte read cannot cross into the next page, one unaligned load and
-   a mask replace the byte loop (the bytes past n are read but masked off).  Define
-   BPE_NO_OVERREAD (debug builds do) to keep the byte loop, e.g. for memory checkers. */
 /* 16 bytes from src to dst (decoding: both have the room) */
 static inline void bpe_copy16(char* dst, const uint8_t* src) {
     uint64_t a, b;
@@ -28,18 +24,6 @@ static inline void bpe_copy16(char* dst, const uint8_t* src) {
 static const uint64_t bpe_word_masks[9] = {
     0, 0xFFULL, 0xFFFFULL, 0xFFFFFFULL, 0xFFFFFFFFULL, 0xFFFFFFFFFFULL, 0xFFFFFFFFFFFFULL,
     0xFFFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFFFULL};
-static inline uint64_t bpe_word(const unsigned char* p, Py_ssize_t n) {
-    uint64_t w = 0;
-#if !defined(BPE_NO_OVERREAD) && ((defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) || defined(_M_X64) || defined(_M_ARM64))
-    if (((uintptr_t)p & 4095) <= 4088) {
-        memcpy(&w, p, 8);
-        return w & bpe_word_masks[n < 8 ? n : 8];
-    }
-#endif
-    for (Py_ssize_t k = 0; k < n && k < 8; k++)
-        w |= (uint64_t)p[k] << (8 * k);
-    return w;
-}
 /* bpe_word where the caller knows that p[0:8] lies inside the buffer: no test of where the
    page ends */
 static inline uint64_t bpe_word_inside(const unsigned char* p, Py_ssize_t n) {
@@ -49,6 +33,20 @@ static inline uint64_t bpe_word_inside(const unsigned char* p, Py_ssize_t n) {
     w = __builtin_bswap64(w);
 #endif
     return w & bpe_word_masks[n < 8 ? n : 8];
+}
+/* The n (1..8) bytes at p as a little-endian word, zero-padded.  On little-endian
+   machines, when an 8-byte read cannot cross into the next page, one unaligned load and
+   a mask replace the byte loop (the bytes past n are read but masked off).  Define
+   BPE_NO_OVERREAD (debug builds do) to keep the byte loop, e.g. for memory checkers. */
+static inline uint64_t bpe_word(const unsigned char* p, Py_ssize_t n) {
+    uint64_t w = 0;
+#if !defined(BPE_NO_OVERREAD) && ((defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) || defined(_M_X64) || defined(_M_ARM64))
+    if (((uintptr_t)p & 4095) <= 4088)
+        return bpe_word_inside(p, n);    /* (8 bytes readable: the page goes on past p + 8) */
+#endif
+    for (Py_ssize_t k = 0; k < n && k < 8; k++)
+        w |= (uint64_t)p[k] << (8 * k);
+    return w;
 }
 /* a 32-bit word loaded from memory, as little-endian */
 static inline uint32_t bpe_le32(uint32_t w) {
