@@ -6,7 +6,8 @@
 DIR_A and DIR_B each hold a built ``bpe`` package (e.g. a copy of ``bpe/`` after
 ``python setup.py build_ext --inplace`` on each version).  Each round starts one fresh
 process per build, alternately; each process encodes the first 800 KB of the named corpus
-files as ~8 KB documents five times (cold caches before each) and reports its best MB/s.
+files as ~8 KB documents five times (cold caches before each: a warm or streaming
+``--mode`` needs ``--in-process``) and reports its best MB/s.
 Prints the medians and B/A.  It measures; it does not judge.  Both builds must give the same
 ids (a digest of each process's ids is compared): a faster wrong build is refused.
 
@@ -182,12 +183,18 @@ def main(argv=None) -> int:
                         help="peers to time between bpe's rounds in each process, e.g. tiktoken,bpe-openai")
     parser.add_argument("--in-process", action="store_true",
                         help="both builds' cores in one process, paired rounds (see above)")
-    parser.add_argument("--mode", choices=("cold", "warm", "streaming"), default="cold", help="with --in-process")
+    parser.add_argument("--mode", choices=("cold", "warm", "streaming"), default="cold",
+                        help="with --in-process (the process-per-round A/B times cold rounds only)")
     parser.add_argument("--both-orders", action="store_true",
                         help="with --in-process: run it again with A and B swapped, and combine the two")
     args = parser.parse_args(argv)
     if args.both_orders and not args.in_process:
         parser.error("--both-orders combines two --in-process runs: add --in-process")
+    if args.mode != "cold" and not args.in_process:
+        # (one process per round starts cold by construction: a warm or streaming mode
+        # would be ignored, and the result line would not say so)
+        parser.error(f"--mode {args.mode} is timed in one process: add --in-process "
+                     "(without it, each round is a fresh process and times cold passes only)")
     here = os.path.dirname(os.path.abspath(__file__))
     repo = os.path.dirname(here)
     corpora = os.path.join(os.environ.get("BPE_SHARED_DATA") or os.path.join(repo, "..", "shared", "data"),

@@ -89,6 +89,18 @@ def test_ab_in_process_pairs_the_rounds_of_two_cores(tmp_path):
     assert out.returncode != 0 and "scanners differ" in out.stderr
 
 
+def test_ab_refuses_a_mode_it_would_not_time(tmp_path):
+    """Without ``--in-process`` each round is a fresh process that times cold passes, so
+    ``--mode warm`` or ``--mode streaming`` there is refused with what to add, not ignored."""
+    for mode in ("warm", "streaming"):
+        # (refused before any build is loaded: on either backend, with folders that hold none)
+        out = subprocess.run([sys.executable, "-m", "benchmarks.ab", str(tmp_path), str(tmp_path), "--mode", mode],
+                             cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert out.returncode != 0, out.stdout
+        assert f"--mode {mode} is timed in one process: add --in-process" in out.stderr
+        assert "B/A" not in out.stdout
+
+
 def test_ab_streaming_encodes_whole_files(tmp_path):
     """``--mode streaming`` times the whole corpus files, where cold and warm take their first
     800 KB: here a file of about 900 KB."""
